@@ -1,0 +1,290 @@
+// Command inferscope-loadgen plays a fleet of inference servers whose truth is known: it serves
+// their live /metrics and writes the same scenario's history as OpenMetrics for
+// `promtool tsdb create-blocks-from openmetrics`.
+//
+//	inferscope-loadgen --listen=127.0.0.1:9400                      # serve live metrics
+//	inferscope-loadgen --history-out=history.om --end=2026-11-23T12:00:00Z
+//	inferscope-loadgen --history-out=history.om --serve             # history up to now, then serve
+//	inferscope-loadgen --tsdb-out=data --end=2026-11-23T12:00:00Z    # history imported with promtool
+//	inferscope-loadgen --warm-test-cache                            # build the TSDB that testbed.TSDB uses
+//
+// Live layout: GET /metrics?instance=node-a:8000 serves one instance without an instance label,
+// so each instance is its own Prometheus target and Prometheus sets instance and job exactly as
+// the history has them (GET / prints this for the actual address):
+//
+//	scrape_configs:
+//	  - job_name: inference
+//	    scrape_interval: 15s
+//	    static_configs:
+//	      - targets: [node-a:8000, node-b:8000, node-c:8000]
+//	    relabel_configs:
+//	      - source_labels: [__address__]
+//	        target_label: __param_instance
+//	      - source_labels: [__address__]
+//	        target_label: instance
+//	      - target_label: __address__
+//	        replacement: 127.0.0.1:9400
+//
+// GET /metrics serves every instance at once, each series labelled instance="…": one target with
+// honor_labels: true (its up series is then the loadgen's, not each instance's).
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/inferscope/inferscope/pkg/testbed"
+	"github.com/inferscope/inferscope/pkg/testbed/expo"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr, nil)
+	var ue usageError
+	switch {
+	case err == nil:
+	case errors.As(err, &ue):
+		fmt.Fprintln(os.Stderr, "inferscope-loadgen:", err)
+		os.Exit(2)
+	default:
+		fmt.Fprintln(os.Stderr, "inferscope-loadgen:", err)
+		os.Exit(1)
+	}
+}
+
+// usageError is a bad command line.
+type usageError struct{ error }
+
+type config struct {
+	listen      string
+	historyOut  string
+	tsdbOut     string
+	warmCache   bool
+	serve       bool
+	historyDays int
+	step        time.Duration
+	end         time.Time
+	profile     expo.Profile
+	job         string
+}
+
+func parseFlags(args []string, stderr io.Writer, now time.Time) (config, error) {
+	fs := flag.NewFlagSet("inferscope-loadgen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c config
+	var endFlag, profileFlag, scenarioFlag string
+	fs.StringVar(&c.listen, "listen", "127.0.0.1:9400", "address to serve live /metrics on")
+	fs.StringVar(&c.historyOut, "history-out", "", "write the scenario's history as OpenMetrics to this file (\"-\" = stdout) and exit, unless --serve")
+	fs.StringVar(&c.tsdbOut, "tsdb-out", "", "write the history as TSDB blocks into this new directory (runs promtool from PATH) and exit, unless --serve")
+	fs.BoolVar(&c.warmCache, "warm-test-cache", false, "build the cached TSDB used by the tests (testbed.TSDB) and exit")
+	fs.BoolVar(&c.serve, "serve", false, "with --history-out or --tsdb-out: serve live metrics after writing the history")
+	fs.IntVar(&c.historyDays, "history-days", testbed.DefaultHistoryDays, "days of history to write (1-60)")
+	fs.DurationVar(&c.step, "history-step", testbed.DefaultHistoryStep, "spacing of history samples (≥ 1s)")
+	fs.StringVar(&endFlag, "end", "now", "end of the history and the scenario's clock anchor: now or an RFC 3339 time")
+	fs.StringVar(&profileFlag, "profile", "custom", "metric naming profile: "+fmt.Sprint(expo.ProfileNames()))
+	fs.StringVar(&scenarioFlag, "scenario", "default", "scenario: default")
+	fs.StringVar(&c.job, "job", "inference", "job label written into the history")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return c, err
+		}
+		return c, usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return c, usageError{fmt.Errorf("unexpected arguments: %v", fs.Args())}
+	}
+	if scenarioFlag != "default" {
+		return c, usageError{fmt.Errorf("unknown scenario %q (known: default)", scenarioFlag)}
+	}
+	p, err := expo.Lookup(profileFlag)
+	if err != nil {
+		return c, usageError{err}
+	}
+	c.profile = p
+	if endFlag == "now" {
+		c.end = now
+	} else {
+		c.end, err = time.Parse(time.RFC3339, endFlag)
+		if err != nil {
+			return c, usageError{fmt.Errorf("--end must be \"now\" or an RFC 3339 time like 2026-11-23T12:00:00Z: %v", err)}
+		}
+	}
+	if c.historyDays < 1 || c.historyDays > 60 {
+		return c, usageError{fmt.Errorf("--history-days must be between 1 and 60, got %d", c.historyDays)}
+	}
+	if c.step < time.Second || c.step > time.Hour {
+		return c, usageError{fmt.Errorf("--history-step must be between 1s and 1h, got %s", c.step)}
+	}
+	if c.historyOut != "" && c.tsdbOut != "" {
+		return c, usageError{errors.New("choose one of --history-out and --tsdb-out")}
+	}
+	if c.warmCache && (c.historyOut != "" || c.tsdbOut != "" || c.serve) {
+		return c, usageError{errors.New("--warm-test-cache stands alone")}
+	}
+	if c.serve && c.historyOut == "" && c.tsdbOut == "" {
+		return c, usageError{errors.New("--serve only makes sense with --history-out or --tsdb-out (serving is the default without them)")}
+	}
+	if c.serve && c.historyOut == "-" {
+		return c, usageError{errors.New("--serve cannot be combined with --history-out=- (stdout)")}
+	}
+	if c.job == "" {
+		return c, usageError{errors.New("--job must not be empty")}
+	}
+	return c, nil
+}
+
+// run is the whole command; onListen, when set, learns the bound address (tests use port 0).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, onListen func(addr string)) error {
+	c, err := parseFlags(args, stderr, time.Now())
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if c.warmCache {
+		return warmCache(ctx, stderr)
+	}
+	s := testbed.Default(c.end)
+	switch {
+	case c.historyOut != "":
+		if err := writeHistory(ctx, s, c, stdout, stderr); err != nil {
+			return err
+		}
+	case c.tsdbOut != "":
+		if err := writeTSDB(ctx, s, c, stderr); err != nil {
+			return err
+		}
+	default:
+		return serve(ctx, s, c, stderr, onListen)
+	}
+	if !c.serve {
+		return nil
+	}
+	return serve(ctx, s, c, stderr, onListen)
+}
+
+func historyOptions(c config) expo.HistoryOptions {
+	from := c.end.Add(-time.Duration(c.historyDays) * 24 * time.Hour)
+	return expo.HistoryOptions{From: from, To: c.end, Step: c.step, Job: c.job}
+}
+
+func writeTSDB(ctx context.Context, s *testbed.Scenario, c config, stderr io.Writer) error {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		return fmt.Errorf("--tsdb-out needs promtool on PATH: %w", err)
+	}
+	began := time.Now()
+	opt := historyOptions(c)
+	if err := testbed.BuildHistoryTSDB(ctx, c.profile.Targets(s.Source()), promtool, c.tsdbOut, opt); err != nil {
+		return fmt.Errorf("build TSDB: %w", err)
+	}
+	fmt.Fprintf(stderr, "tsdb: %s .. %s every %s written to %s in %s\n", opt.From.Format(time.RFC3339), opt.To.Format(time.RFC3339),
+		c.step, c.tsdbOut, time.Since(began).Round(time.Millisecond))
+	return nil
+}
+
+func warmCache(ctx context.Context, stderr io.Writer) error {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		return fmt.Errorf("--warm-test-cache needs promtool on PATH: %w", err)
+	}
+	began := time.Now()
+	dir, err := testbed.WarmTSDBCache(ctx, promtool)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "test TSDB ready in %s: %s\n", dir, time.Since(began).Round(time.Millisecond))
+	return nil
+}
+
+func writeHistory(ctx context.Context, s *testbed.Scenario, c config, stdout, stderr io.Writer) (err error) {
+	began := time.Now()
+	var w io.Writer = stdout
+	if c.historyOut != "-" {
+		f, err := os.Create(c.historyOut)
+		if err != nil {
+			return fmt.Errorf("create history file: %w", err)
+		}
+		defer func() {
+			if cerr := f.Close(); err == nil && cerr != nil {
+				err = cerr
+			}
+		}()
+		w = f
+	}
+	cw := &countingWriter{w: bufio.NewWriterSize(w, 1<<20)}
+	last := -1
+	opt := historyOptions(c)
+	opt.Progress = func(done, total int) {
+		if pct := done * 100 / total; pct/10 != last/10 {
+			last = pct
+			fmt.Fprintf(stderr, "history: %3d%% (%d/%d series, %d MB)\n", pct, done, total, cw.n>>20)
+		}
+	}
+	if err := expo.WriteHistory(ctx, cw, c.profile.Targets(s.Source()), opt); err != nil {
+		return fmt.Errorf("write history: %w", err)
+	}
+	if err := cw.w.(*bufio.Writer).Flush(); err != nil {
+		return fmt.Errorf("write history: %w", err)
+	}
+	fmt.Fprintf(stderr, "history: %s .. %s every %s, %d MB in %s\n", opt.From.Format(time.RFC3339), opt.To.Format(time.RFC3339),
+		c.step, cw.n>>20, time.Since(began).Round(time.Millisecond))
+	return nil
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func serve(ctx context.Context, s *testbed.Scenario, c config, stderr io.Writer, onListen func(string)) error {
+	ln, err := net.Listen("tcp", c.listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", c.listen, err)
+	}
+	srv := &http.Server{
+		Handler:           expo.Handler(s.Source(), c.profile, time.Now),
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	addr := ln.Addr().String()
+	fmt.Fprintf(stderr, "serving %d instances (profile %s) on http://%s/metrics?instance=NAME and http://%s/metrics\n",
+		len(s.Instances()), c.profile.Name(), addr, addr)
+	if onListen != nil {
+		onListen(addr)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	<-errc
+	fmt.Fprintln(stderr, "stopped")
+	return nil
+}

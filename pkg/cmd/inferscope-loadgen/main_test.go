@@ -1,0 +1,207 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/inferscope/inferscope/pkg/testbed"
+	"github.com/inferscope/inferscope/pkg/testbed/expo"
+	"github.com/inferscope/inferscope/pkg/testbed/promtest"
+)
+
+func TestBadFlagsAreUsageErrors(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--bogus"}, "not defined"},
+		{[]string{"--end=yesterday"}, "RFC 3339"},
+		{[]string{"--history-days=0"}, "between 1 and 60"},
+		{[]string{"--history-step=500ms"}, "between 1s and 1h"},
+		{[]string{"--profile=nope"}, "unknown profile"},
+		{[]string{"--scenario=other"}, "unknown scenario"},
+		{[]string{"--serve"}, "--serve only makes sense"},
+		{[]string{"--history-out=a", "--tsdb-out=b"}, "choose one"},
+		{[]string{"--warm-test-cache", "--serve"}, "stands alone"},
+		{[]string{"--history-out=-", "--serve"}, "stdout"},
+		{[]string{"--job="}, "job"},
+		{[]string{"stray"}, "unexpected arguments"},
+	}
+	for _, c := range cases {
+		var stderr bytes.Buffer
+		err := run(context.Background(), c.args, io.Discard, &stderr, nil)
+		var ue usageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: got %v, want a usage error mentioning %q", c.args, err, c.want)
+		}
+	}
+}
+
+func TestHistoryFile(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "h.om")
+	var stderr bytes.Buffer
+	err := run(context.Background(), []string{"--history-out=" + out, "--history-days=1", "--history-step=10m",
+		"--end=2026-11-23T12:00:00Z"}, io.Discard, &stderr, nil)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(b, []byte("# TYPE inference_requests counter\n")) || !bytes.HasSuffix(b, []byte("\n# EOF\n")) {
+		t.Errorf("not an OpenMetrics history: starts %q, ends %q", b[:40], b[len(b)-20:])
+	}
+	// One day every 10 minutes, both ends included: 145 points for a series present throughout.
+	series := `inference_requests_total{model_name="recsys-ranker",model_version="v1.4.0",status="ok",instance="node-a:8000",job="inference"} `
+	if n := bytes.Count(b, []byte(series)); n != 145 {
+		t.Errorf("%d points for %s, want 145", n, series)
+	}
+	if !strings.Contains(stderr.String(), "history: 100%") || !strings.Contains(stderr.String(), "every 10m0s") {
+		t.Errorf("no progress on stderr:\n%s", stderr.String())
+	}
+}
+
+func TestHistoryHonoursCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := run(ctx, []string{"--history-out=" + filepath.Join(t.TempDir(), "h.om")}, io.Discard, io.Discard, nil)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled history: %v", err)
+	}
+}
+
+// syncBuffer collects stderr written by the server goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// The documented layout works with a real Prometheus: history imported with --tsdb-out, the same
+// scenario served live, one target per instance via the printed scrape configuration. The
+// scraped series carry the history's instance and job labels and continue its counters without a
+// reset.
+func TestTSDBThenLiveScrapeIsSeamless(t *testing.T) {
+	promtest.RequireBinary(t, "promtool")
+	promtest.RequireBinary(t, "prometheus")
+	dataDir := filepath.Join(t.TempDir(), "data")
+	endAt := time.Now().UTC().Truncate(time.Second)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addrc := make(chan string, 1)
+	done := make(chan error, 1)
+	var stderr syncBuffer
+	go func() {
+		done <- run(ctx, []string{"--tsdb-out=" + dataDir, "--serve", "--listen=127.0.0.1:0", "--history-days=1",
+			"--history-step=2m", "--end=" + endAt.Format(time.RFC3339)}, io.Discard, &stderr, func(a string) { addrc <- a })
+	}()
+	var addr string
+	select {
+	case addr = <-addrc:
+	case err := <-done:
+		t.Fatalf("loadgen stopped: %v\n%s", err, stderr.String())
+	case <-time.After(5 * time.Minute):
+		t.Fatalf("loadgen did not start serving\n%s", stderr.String())
+	}
+
+	s := testbed.Default(endAt)
+	srv := promtest.Start(t, promtest.Options{DataDir: dataDir, ConfigYAML: expo.PrometheusConfig(addr, s.Instances(), time.Second)})
+
+	// Wait for every instance's scrape to succeed.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		up := query(t, srv.URL, `up{job="inference"} == 1`, time.Now())
+		if len(up) == len(s.Instances()) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("targets not up: %v\n%s", up, stderr.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	now := time.Now()
+	got := query(t, srv.URL, `count by (instance, job) (model_loading_status)`, now)
+	for _, inst := range s.Instances() {
+		if got[fmt.Sprintf(`map[instance:%s job:inference]`, inst)] != 2 {
+			t.Errorf("live series of %s: %v", inst, got)
+		}
+	}
+	// A reset would show a live value below the history's last one.
+	resets := query(t, srv.URL, `sum(resets(inference_requests_total{instance="node-a:8000"}[10m]))`, now)
+	if len(resets) != 1 || resets["map[]"] != 0 {
+		t.Errorf("counters reset between history and live scrape: %v", resets)
+	}
+	samples := query(t, srv.URL, `count_over_time(process_start_time_seconds{instance="node-a:8000"}[10m])`, now)
+	for _, n := range samples {
+		if n < 3 { // history samples before endAt plus live scrapes after it
+			t.Errorf("only %v samples around the seam", n)
+		}
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("loadgen did not stop on cancel")
+	}
+	if !strings.Contains(stderr.String(), "stopped") {
+		t.Errorf("no shutdown message:\n%s", stderr.String())
+	}
+}
+
+func query(t *testing.T, base, expr string, at time.Time) map[string]float64 {
+	t.Helper()
+	u := base + "/api/v1/query?" + url.Values{"query": {expr}, "time": {strconv.FormatFloat(float64(at.UnixNano())/1e9, 'f', 3, 64)}}.Encode()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Status, Error string
+		Data          struct {
+			Result []struct {
+				Metric map[string]string
+				Value  [2]any
+			}
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || body.Status != "success" {
+		t.Fatalf("query %s: %v %s", expr, err, body.Error)
+	}
+	out := map[string]float64{}
+	for _, r := range body.Data.Result {
+		v, _ := strconv.ParseFloat(r.Value[1].(string), 64)
+		out[fmt.Sprint(r.Metric)] = v
+	}
+	return out
+}

@@ -1,0 +1,144 @@
+// Package expo is the naming layer of the test bed: it turns what a simulated inference server
+// measures (a Source) into metric families named the way one serving stack names them (a
+// Profile), and writes them as live exposition text or as OpenMetrics history for promtool.
+//
+// The package knows nothing of the scenario behind a Source: adding a serving stack's naming
+// means adding a Profile, nothing else.
+package expo
+
+import (
+	"fmt"
+	"sort"
+	"time"
+)
+
+// Source is what a fleet of simulated inference servers measures, as pure functions of time.
+// Cumulative values count since the instance's process start (they reset on restart).
+type Source interface {
+	Instances() []string
+	GPUsPerInstance() int
+	// Streams lists the model/version pairs an instance serves at some point in time.
+	Streams(instance string) []Stream
+	Count(st Stream, c Counter, t time.Time) float64
+	// Histogram returns cumulative counts at each upper bound (+Inf excluded), the observation
+	// count and the sum. Bounds may be nil for Count and Sum alone.
+	Histogram(st Stream, m Measure, bounds []float64, t time.Time) (cum []float64, count, sum float64)
+	QueueDepth(instance, model string, t time.Time) float64
+	// Ready is the models' loading status on the instance (all models load together).
+	Ready(instance string, t time.Time) bool
+	ProcessStart(instance string, t time.Time) time.Time
+	GPUUtilRatio(instance string, gpu int, t time.Time) float64
+}
+
+// Stream is one model version served by one instance; it exists from Since on.
+type Stream struct {
+	Instance, Model, Version string
+	Since                    time.Time
+}
+
+// Counter selects a request counter.
+type Counter int
+
+// Request counters: Requests counts all requests, the others partition it (OK + Errors +
+// Timeouts = Requests) except Fallbacks, which counts requests served by the fallback path.
+const (
+	Requests Counter = iota
+	RequestsOK
+	Errors
+	Timeouts
+	Fallbacks
+)
+
+// Measure selects an observed quantity.
+type Measure int
+
+// Measures: Latency is the service's end-to-end time (queue + compute), Gateway the gateway's
+// upstream time (latency + network); InputLength and Confidence are per request, BatchSize per
+// batch. Times are in seconds.
+const (
+	Latency Measure = iota
+	QueueTime
+	ComputeTime
+	GatewayTime
+	InputLength
+	BatchSize
+	Confidence
+)
+
+// Type is a metric family type.
+type Type int
+
+// Family types.
+const (
+	CounterType Type = iota
+	GaugeType
+	HistogramType
+	SummaryType
+)
+
+func (t Type) String() string {
+	return [...]string{"counter", "gauge", "histogram", "summary"}[t]
+}
+
+// Label is one name/value pair.
+type Label struct{ Name, Value string }
+
+// Point is a series' value at an instant.
+type Point struct {
+	Value   float64   // counter and gauge
+	Buckets []float64 // histogram: cumulative counts per Family.Bounds
+	Count   float64   // histogram and summary
+	Sum     float64   // histogram and summary
+}
+
+// Series is one labelled member of a family.
+type Series struct {
+	Labels []Label // the server's own labels; instance and job come from the scrape
+	Since  time.Time
+	At     func(t time.Time) Point
+}
+
+// Family is a metric family as scraped. Name is the sample name of the text format (counters
+// end in _total); the OpenMetrics writer derives the family name from it.
+type Family struct {
+	Name   string
+	Help   string
+	Type   Type
+	Bounds []float64 // histogram upper bounds, +Inf implied
+	Series []Series
+}
+
+// Target is what one instance exposes.
+type Target struct {
+	Instance string
+	Families []Family
+}
+
+// Profile names and shapes the measurements of one serving stack.
+type Profile interface {
+	Name() string
+	Targets(src Source) []Target
+}
+
+var profiles = map[string]Profile{}
+
+// register makes a profile available by name.
+func register(p Profile) { profiles[p.Name()] = p }
+
+// Lookup returns the named profile.
+func Lookup(name string) (Profile, error) {
+	if p, ok := profiles[name]; ok {
+		return p, nil
+	}
+	return nil, fmt.Errorf("unknown profile %q (known: %v)", name, ProfileNames())
+}
+
+// ProfileNames lists the registered profiles.
+func ProfileNames() []string {
+	var out []string
+	for n := range profiles {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}

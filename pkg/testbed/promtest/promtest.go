@@ -1,0 +1,192 @@
+// Package promtest starts a real Prometheus server on a loopback port for tests.
+//
+// Tests in this project assert behaviour against the real thing: the binary comes from PATH
+// (Debian's prometheus package in CI), serves a TSDB built by promtool, and is stopped when the
+// test ends.
+package promtest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// Options describes the Prometheus server a test needs.
+type Options struct {
+	// DataDir is an existing TSDB directory to serve; "" means an empty temporary directory.
+	// Prometheus writes into it (WAL, lock file), so hand it a copy the test owns.
+	DataDir string
+	// ConfigYAML is the content of prometheus.yml; "" means a config without scrape jobs.
+	ConfigYAML string
+	// WebConfigYAML is the content of --web.config.file (TLS, basic auth); "" means none.
+	WebConfigYAML string
+	// ExtraArgs are appended to the command line.
+	ExtraArgs []string
+}
+
+// Server is a running Prometheus.
+type Server struct {
+	URL     string // e.g. http://127.0.0.1:40123 (https when the web config enables TLS)
+	DataDir string
+}
+
+const defaultConfig = "global:\n  scrape_interval: 15s\n  evaluation_interval: 15s\n"
+
+// RequireBinary returns the path of name on PATH. When it is missing the test fails if CI=true
+// (a CI that silently skips its integration tests proves nothing) and is skipped otherwise.
+func RequireBinary(t testing.TB, name string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err == nil {
+		return path
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s not found on PATH (CI=true, so this is a failure): %v", name, err)
+	}
+	t.Skipf("%s not found on PATH: %v", name, err)
+	return ""
+}
+
+// CreateBlocks imports an OpenMetrics file into TSDB blocks under dir with promtool.
+func CreateBlocks(ctx context.Context, openMetricsFile, dir string) error {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		return fmt.Errorf("promtool not found on PATH: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, promtool, "tsdb", "create-blocks-from", "openmetrics", openMetricsFile, dir)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("promtool tsdb create-blocks-from openmetrics %s: %w\n%s", openMetricsFile, err, tail(out.Bytes(), 4096))
+	}
+	return nil
+}
+
+// Start runs Prometheus for the duration of the test and returns once /-/ready answers.
+func Start(t testing.TB, opts Options) *Server {
+	t.Helper()
+	bin := RequireBinary(t, "prometheus")
+
+	work := t.TempDir()
+	dataDir := opts.DataDir
+	if dataDir == "" {
+		dataDir = filepath.Join(work, "data")
+	}
+	cfg := opts.ConfigYAML
+	if cfg == "" {
+		cfg = defaultConfig
+	}
+	cfgFile := filepath.Join(work, "prometheus.yml")
+	mustWrite(t, cfgFile, cfg)
+
+	port := freePort(t)
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	args := []string{
+		"--config.file=" + cfgFile,
+		"--storage.tsdb.path=" + dataDir,
+		"--storage.tsdb.retention.time=100y",
+		"--web.listen-address=" + addr,
+		"--web.enable-lifecycle",
+		"--log.level=warn",
+	}
+	scheme := "http"
+	if opts.WebConfigYAML != "" {
+		webFile := filepath.Join(work, "web.yml")
+		mustWrite(t, webFile, opts.WebConfigYAML)
+		args = append(args, "--web.config.file="+webFile)
+		if bytes.Contains([]byte(opts.WebConfigYAML), []byte("tls_server_config")) {
+			scheme = "https"
+		}
+	}
+	args = append(args, opts.ExtraArgs...)
+
+	var logs lockedBuffer
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start prometheus: %v", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-exited:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	})
+
+	srv := &Server{URL: scheme + "://" + addr, DataDir: dataDir}
+	if err := waitReady(srv.URL, opts.WebConfigYAML != "", exited); err != nil {
+		t.Fatalf("prometheus did not become ready at %s: %v\n--- prometheus log ---\n%s", srv.URL, err, tail(logs.Bytes(), 8192))
+	}
+	return srv
+}
+
+// waitReady polls /-/ready. With a web config (TLS or auth) any HTTP answer proves the server is
+// up, since the test's own client does not carry the credentials.
+func waitReady(url string, anyAnswer bool, exited <-chan error) error {
+	client := &http.Client{Timeout: 2 * time.Second, Transport: insecureTransport()}
+	deadline := time.Now().Add(2 * time.Minute)
+	var last error
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-exited:
+			return fmt.Errorf("prometheus exited: %v", err)
+		default:
+		}
+		resp, err := client.Get(url + "/-/ready")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK || anyAnswer {
+				return nil
+			}
+			last = fmt.Errorf("HTTP %d", resp.StatusCode)
+		} else {
+			last = err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if last == nil {
+		last = errors.New("timed out")
+	}
+	return last
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("find a free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func mustWrite(t testing.TB, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func tail(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[len(b)-n:]
+	}
+	return b
+}

@@ -1,0 +1,57 @@
+package promtest
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestImportedHistoryIsQueryable(t *testing.T) {
+	RequireBinary(t, "promtool")
+	dir := t.TempDir()
+	om := filepath.Join(dir, "in.om")
+	// Two samples an hour apart, far in the past: retention must keep them.
+	content := "# TYPE promtest_probe gauge\npromtest_probe{k=\"v\"} 7 1600000000\npromtest_probe{k=\"v\"} 9 1600003600\n# EOF\n"
+	if err := os.WriteFile(om, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	if err := CreateBlocks(context.Background(), om, data); err != nil {
+		t.Fatal(err)
+	}
+	srv := Start(t, Options{DataDir: data})
+
+	resp, err := http.Get(srv.URL + "/api/v1/query?query=promtest_probe&time=1600003600")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Status string
+		Data   struct {
+			Result []struct {
+				Value [2]any
+			}
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	if body.Status != "success" || len(body.Data.Result) != 1 || body.Data.Result[0].Value[1] != "9" {
+		t.Fatalf("unexpected answer: %+v", body)
+	}
+}
+
+func TestCreateBlocksReportsBadInput(t *testing.T) {
+	RequireBinary(t, "promtool")
+	om := filepath.Join(t.TempDir(), "bad.om")
+	if err := os.WriteFile(om, []byte("this is not openmetrics\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := CreateBlocks(context.Background(), om, t.TempDir()); err == nil {
+		t.Fatal("expected an error for malformed input")
+	}
+}

@@ -1,0 +1,259 @@
+package testbed
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// A regime is everything that is true of one request on one stream while nothing changes:
+// the latency segments' distributions, the error mix, business values. Counters grow by the
+// regime's per-request expectations times the traffic, so a handful of regimes describe the
+// whole history.
+type regime struct {
+	queue      mixture
+	compute    mixture
+	network    atoms
+	errRatio   float64
+	timeout    float64
+	fallback   float64
+	confidence float64
+	batch      atoms
+	input      mixture
+
+	mu    sync.Mutex
+	cache map[string][]float64 // segment + bounds → P(X ≤ bound)
+}
+
+// regimeKey identifies a regime; it is comparable so regimes are interned.
+type regimeKey struct {
+	model      string
+	canary     bool
+	dayScale   float64
+	warm       float64
+	surge      bool
+	slowdown   bool
+	gpuIdle    bool
+	netJitter  bool
+	restarting bool
+}
+
+// Incident shapes (documented in doc.go; the jitter test pins their effect).
+var (
+	surgeQueue        = mixture{{1, 0.020, 1.0}}
+	slowdownFast      = 2.5  // compute multiplier of the requests that avoid reallocation
+	slowdownTailShare = 0.07 // requests that hit a reallocation
+	slowdownTail      = lognormal{median: 0.350, sigma: 0.35}
+	slowdownQueue     = 1.5
+	idleShare         = 0.25 // one of the model's four GPUs is asleep
+	jitterShare       = 0.30
+	jitterDelay       = 0.200
+	fallbackConf      = 0.62
+	surgeBatch        = atoms{{8, 0.2}, {16, 0.4}, {32, 0.4}}
+	surgeTraffic      = 1.5
+	canaryConfDelta   = map[string]float64{"recsys-ranker": -0.02, "text-embedder": 0.005}
+)
+
+func (s *Scenario) regimeFor(m *modelSpec, k regimeKey) *regime {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r, ok := s.regimes[k]; ok {
+		return r
+	}
+	r := &regime{
+		queue: m.queue, compute: m.compute, network: m.network,
+		errRatio: m.errRatio, timeout: m.timeout, fallback: m.fallback, confidence: m.confidence,
+		batch: m.batch, input: m.input, cache: map[string][]float64{},
+	}
+	if k.surge {
+		r.queue = surgeQueue
+		r.timeout = 0.01
+		r.batch = surgeBatch
+	}
+	if k.slowdown {
+		fast := m.compute.scaled(slowdownFast)
+		for i := range fast {
+			fast[i].weight *= 1 - slowdownTailShare
+		}
+		tail := slowdownTail
+		tail.weight = slowdownTailShare
+		r.compute = append(fast, tail)
+		r.queue = m.queue.scaled(slowdownQueue)
+		r.timeout = 0.005
+	}
+	if k.gpuIdle {
+		gpu := m.compute.scaled(1)
+		for i := range gpu {
+			gpu[i].weight *= 1 - idleShare
+		}
+		cpu := m.cpuCompute.scaled(1)
+		for i := range cpu {
+			cpu[i].weight *= idleShare
+		}
+		r.compute = append(gpu, cpu...)
+		r.fallback = m.fallback + idleShare
+	}
+	if k.netJitter {
+		var n atoms
+		for _, a := range m.network {
+			n = append(n, atom{a.value, a.prob * (1 - jitterShare)})
+		}
+		for _, a := range m.network {
+			n = append(n, atom{a.value + jitterDelay, a.prob * jitterShare})
+		}
+		r.network = n
+	}
+	if k.canary {
+		r.confidence += canaryConfDelta[m.name]
+	}
+	r.confidence = r.confidence*(1-r.fallback) + fallbackConf*r.fallback
+	scale := k.dayScale * k.warm
+	if k.canary {
+		scale *= m.canaryScale
+	}
+	r.queue = r.queue.scaled(scale)
+	r.compute = r.compute.scaled(scale)
+	s.regimes[k] = r
+	return r
+}
+
+// Segment is one measured quantity of a request.
+type Segment int
+
+// The latency segments: E2E = Queue + Compute (the service's own time), Gateway = E2E + Network
+// (what the gateway measures upstream). InputLength and BatchSize are the business/framework
+// histograms (BatchSize is observed once per batch, the others once per request).
+const (
+	E2E Segment = iota
+	Queue
+	Compute
+	Network
+	Gateway
+	InputLength
+	BatchSize
+)
+
+func (g Segment) String() string {
+	return [...]string{"e2e", "queue", "compute", "network", "gateway", "input_length", "batch_size"}[g]
+}
+
+// cdf is P(segment ≤ x) for one observation in this regime.
+func (r *regime) cdf(g Segment, x float64) float64 {
+	switch g {
+	case E2E:
+		return sumCDF(r.queue, r.compute, x)
+	case Queue:
+		return r.queue.cdf(x)
+	case Compute:
+		return r.compute.cdf(x)
+	case Network:
+		return r.network.cdf(x)
+	case Gateway:
+		var p float64
+		for _, a := range r.network {
+			p += a.prob * sumCDF(r.queue, r.compute, x-a.value)
+		}
+		return clamp01(p)
+	case InputLength:
+		return r.input.cdf(x)
+	case BatchSize:
+		return r.batch.cdf(x)
+	}
+	return math.NaN()
+}
+
+// mean is the expected value of one observation.
+func (r *regime) mean(g Segment) float64 {
+	switch g {
+	case E2E:
+		return r.queue.mean() + r.compute.mean()
+	case Queue:
+		return r.queue.mean()
+	case Compute:
+		return r.compute.mean()
+	case Network:
+		return r.network.mean()
+	case Gateway:
+		return r.queue.mean() + r.compute.mean() + r.network.mean()
+	case InputLength:
+		return r.input.mean()
+	case BatchSize:
+		return r.batch.mean()
+	}
+	return math.NaN()
+}
+
+// perRequest is how many observations of a segment one request makes (batches are shared).
+func (r *regime) perRequest(g Segment) float64 {
+	if g == BatchSize {
+		return 1 / r.batch.mean()
+	}
+	return 1
+}
+
+// boundsKey is the cache key of a segment and bucket layout, remembered per layout: profiles
+// pass the same bound slices on every call.
+func (s *Scenario) boundsKey(g Segment, bounds []float64) string {
+	if len(bounds) == 0 {
+		return boundsKey(g, nil)
+	}
+	id := boundsID{g, &bounds[0], len(bounds)}
+	if v, ok := s.keys.Load(id); ok {
+		if e := v.(boundsEntry); slices.Equal(e.bounds, bounds) { // the caller may reuse its slice
+			return e.key
+		}
+	}
+	k := boundsKey(g, bounds)
+	s.keys.Store(id, boundsEntry{k, slices.Clone(bounds)})
+	return k
+}
+
+type boundsEntry struct {
+	key    string
+	bounds []float64
+}
+
+type boundsID struct {
+	g Segment
+	p *float64
+	n int
+}
+
+// boundsKey identifies a segment and bucket layout in the regime caches.
+func boundsKey(g Segment, bounds []float64) string {
+	var kb strings.Builder
+	kb.WriteString(g.String())
+	for _, b := range bounds {
+		kb.WriteByte(',')
+		kb.WriteString(strconv.FormatFloat(b, 'g', -1, 64))
+	}
+	return kb.String()
+}
+
+// bucketProbs returns P(X ≤ b) for each bound; key is boundsKey(g, bounds).
+func (r *regime) bucketProbs(g Segment, key string, bounds []float64) []float64 {
+	r.mu.Lock()
+	p, ok := r.cache[key]
+	r.mu.Unlock()
+	if ok {
+		return p
+	}
+	p = make([]float64, len(bounds))
+	for i, b := range bounds {
+		p[i] = r.cdf(g, b)
+		if i > 0 && p[i] < p[i-1] { // guard quadrature noise: buckets are cumulative
+			p[i] = p[i-1]
+		}
+	}
+	r.mu.Lock()
+	r.cache[key] = p
+	r.mu.Unlock()
+	return p
+}
+
+// quantile is the continuous q-quantile of a segment in this regime.
+func (r *regime) quantile(g Segment, q float64) float64 {
+	return invert(func(x float64) float64 { return r.cdf(g, x) }, q)
+}

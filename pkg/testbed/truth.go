@@ -1,0 +1,272 @@
+package testbed
+
+import (
+	"math"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/inferscope/inferscope/pkg/testbed/expo"
+)
+
+// Truth accessors. instance, model and version accept "" as "all" (a QPS-weighted mixture, the
+// way sum by (le) pools histograms); a name that matches nothing gives 0 traffic and NaN
+// latencies.
+
+// QPS is the expected request rate at t.
+func (s *Scenario) QPS(instance, model, version string, t time.Time) float64 {
+	var q float64
+	for _, st := range s.streamsFor(instance, model, version) {
+		q += st.qps(t)
+	}
+	return q
+}
+
+// MeanQPS is the average request rate over [from, to]: what rate() gives when the window's
+// first sample is at from and its last at to (restarts included, as rate() handles resets).
+func (s *Scenario) MeanQPS(instance, model, version string, from, to time.Time) float64 {
+	d := to.Sub(from).Seconds()
+	if d <= 0 {
+		return math.NaN()
+	}
+	var n float64
+	for _, st := range s.streamsFor(instance, model, version) {
+		for _, e := range st.windowExposure(from, to) {
+			n += e
+		}
+	}
+	return n / d
+}
+
+// Requests is the exposed cumulative request count at t (since each process start), summed.
+func (s *Scenario) Requests(instance, model, version string, t time.Time) float64 {
+	var n float64
+	for _, st := range s.streamsFor(instance, model, version) {
+		n += st.cumulative(t, "counter:"+strconv.Itoa(int(expo.Requests)), func(*regime) float64 { return 1 })
+	}
+	return n
+}
+
+// ErrorRatio is the expected share of requests answered with an error (timeouts excluded).
+func (s *Scenario) ErrorRatio(instance, model, version string, t time.Time) float64 {
+	return s.weighted(instance, model, version, t, func(r *regime) float64 { return r.errRatio })
+}
+
+// TimeoutRatio is the expected share of requests that time out.
+func (s *Scenario) TimeoutRatio(instance, model, version string, t time.Time) float64 {
+	return s.weighted(instance, model, version, t, func(r *regime) float64 { return r.timeout })
+}
+
+// FallbackRatio is the expected share of requests served by the fallback path.
+func (s *Scenario) FallbackRatio(instance, model, version string, t time.Time) float64 {
+	return s.weighted(instance, model, version, t, func(r *regime) float64 { return r.fallback })
+}
+
+// ConfidenceMean is the expected mean prediction confidence.
+func (s *Scenario) ConfidenceMean(instance, model, version string, t time.Time) float64 {
+	return s.weighted(instance, model, version, t, func(r *regime) float64 { return r.confidence })
+}
+
+// SegmentMean is the expected value of a segment for one observation at t (BatchSize: per batch).
+func (s *Scenario) SegmentMean(g Segment, instance, model, version string, t time.Time) float64 {
+	if g == BatchSize { // batches, not requests, are the observations
+		var obs, sum float64
+		for _, st := range s.streamsFor(instance, model, version) {
+			if r := st.regimeAt(t); r != nil {
+				q := st.qps(t)
+				obs += q * r.perRequest(g)
+				sum += q
+			}
+		}
+		if obs == 0 {
+			return math.NaN()
+		}
+		return sum / obs
+	}
+	return s.weighted(instance, model, version, t, func(r *regime) float64 { return r.mean(g) })
+}
+
+// LatencyQuantile is the true continuous q-quantile of e2e latency (seconds) at t.
+func (s *Scenario) LatencyQuantile(instance, model, version string, q float64, t time.Time) float64 {
+	return s.SegmentQuantile(E2E, instance, model, version, q, t)
+}
+
+// SegmentQuantile is the true continuous q-quantile of a segment at t.
+func (s *Scenario) SegmentQuantile(g Segment, instance, model, version string, q float64, t time.Time) float64 {
+	ws, rs := s.mix(instance, model, version, t, g)
+	if len(rs) == 0 {
+		return math.NaN()
+	}
+	return invert(func(x float64) float64 {
+		var p float64
+		for i, r := range rs {
+			p += ws[i] * r.cdf(g, x)
+		}
+		return p
+	}, q)
+}
+
+// Jitter is P99/P50 of a segment at t (the brief's jitter ratio; > 5 means a jitter source).
+func (s *Scenario) Jitter(g Segment, instance, model, version string, t time.Time) float64 {
+	return s.SegmentQuantile(g, instance, model, version, 0.99, t) / s.SegmentQuantile(g, instance, model, version, 0.5, t)
+}
+
+// Histogram returns the exposed cumulative histogram at t (bucket counts for bounds, count, sum),
+// summed over the matching series.
+func (s *Scenario) Histogram(g Segment, instance, model, version string, bounds []float64, t time.Time) (cum []float64, count, sum float64) {
+	cum = make([]float64, len(bounds))
+	for _, st := range s.streamsFor(instance, model, version) {
+		c, n, sm := st.histogram(g, s.boundsKey(g, bounds), bounds, t)
+		for i := range c {
+			cum[i] += c[i]
+		}
+		count += n
+		sum += sm
+	}
+	return cum, count, sum
+}
+
+// HistogramIncrease is the expected growth of the histogram over [from, to] (restart-safe, like
+// increase()).
+func (s *Scenario) HistogramIncrease(g Segment, instance, model, version string, bounds []float64, from, to time.Time) (cum []float64, count, sum float64) {
+	cum = make([]float64, len(bounds))
+	key := boundsKey(g, bounds)
+	for _, st := range s.streamsFor(instance, model, version) {
+		for i, e := range st.windowExposure(from, to) {
+			if e == 0 {
+				continue
+			}
+			r := st.regs[i]
+			obs := e * r.perRequest(g)
+			count += obs
+			sum += obs * r.mean(g)
+			for j, p := range r.bucketProbs(g, key, bounds) {
+				cum[j] += obs * p
+			}
+		}
+	}
+	return cum, count, sum
+}
+
+// BucketQuantile is what histogram_quantile(q, sum by (le) (rate(x_bucket[w]))) gives over the
+// brief's LatencyBuckets when the window's first sample is at from and its last at to: the
+// bucket-interpolated quantile of the expected bucket increases.
+func (s *Scenario) BucketQuantile(g Segment, instance, model, version string, q float64, from, to time.Time) float64 {
+	cum, count, _ := s.HistogramIncrease(g, instance, model, version, LatencyBuckets, from, to)
+	return HistogramQuantile(q, LatencyBuckets, cum, count)
+}
+
+// BucketQuantileAt is the bucket-interpolated quantile of the instantaneous bucket shares at t
+// (the limit of BucketQuantile over a window inside one regime).
+func (s *Scenario) BucketQuantileAt(g Segment, instance, model, version string, q float64, t time.Time) float64 {
+	ws, rs := s.mix(instance, model, version, t, g)
+	if len(rs) == 0 {
+		return math.NaN()
+	}
+	cum := make([]float64, len(LatencyBuckets))
+	key := boundsKey(g, LatencyBuckets)
+	for i, r := range rs {
+		for j, p := range r.bucketProbs(g, key, LatencyBuckets) {
+			cum[j] += ws[i] * p
+		}
+	}
+	return HistogramQuantile(q, LatencyBuckets, cum, 1)
+}
+
+// HistogramQuantile applies Prometheus' histogram_quantile interpolation to cumulative bucket
+// counts (bounds ascending, +Inf implied with count observations).
+func HistogramQuantile(q float64, bounds, cum []float64, count float64) float64 {
+	switch {
+	case math.IsNaN(q):
+		return math.NaN()
+	case q < 0:
+		return math.Inf(-1)
+	case q > 1:
+		return math.Inf(1)
+	}
+	if len(bounds) == 0 || len(cum) != len(bounds) || count <= 0 || math.IsNaN(count) {
+		return math.NaN()
+	}
+	upper := append(append([]float64(nil), bounds...), math.Inf(1))
+	counts := append(append([]float64(nil), cum...), count)
+	for i := 1; i < len(counts); i++ { // enforce monotonicity like Prometheus
+		if counts[i] < counts[i-1] {
+			counts[i] = counts[i-1]
+		}
+	}
+	rank := q * counts[len(counts)-1]
+	b := sort.Search(len(counts)-1, func(i int) bool { return counts[i] >= rank })
+	if b == len(counts)-1 {
+		return upper[len(upper)-2]
+	}
+	if b == 0 && upper[0] <= 0 {
+		return upper[0]
+	}
+	start, end, c := 0.0, upper[b], counts[b]
+	if b > 0 {
+		start = upper[b-1]
+		c -= counts[b-1]
+		rank -= counts[b-1]
+	}
+	return start + (end-start)*(rank/c)
+}
+
+// weighted is the QPS-weighted mean of a per-request value over matching streams at t.
+func (s *Scenario) weighted(instance, model, version string, t time.Time, f func(*regime) float64) float64 {
+	var w, v float64
+	for _, st := range s.streamsFor(instance, model, version) {
+		r := st.regimeAt(t)
+		if r == nil {
+			continue
+		}
+		q := st.qps(t)
+		w += q
+		v += q * f(r)
+	}
+	if w == 0 {
+		return math.NaN()
+	}
+	return v / w
+}
+
+// mix returns the observation-rate weights and regimes of matching streams at t.
+func (s *Scenario) mix(instance, model, version string, t time.Time, g Segment) ([]float64, []*regime) {
+	var ws []float64
+	var rs []*regime
+	var total float64
+	for _, st := range s.streamsFor(instance, model, version) {
+		r := st.regimeAt(t)
+		q := st.qps(t)
+		if r == nil || q == 0 {
+			continue
+		}
+		w := q * r.perRequest(g)
+		ws = append(ws, w)
+		rs = append(rs, r)
+		total += w
+	}
+	for i := range ws {
+		ws[i] /= total
+	}
+	return ws, rs
+}
+
+// windowExposure returns, per local regime, the requests served in [from, to].
+func (st *stream) windowExposure(from, to time.Time) []float64 {
+	out := make([]float64, len(st.regs))
+	a, b := unix(from), unix(to)
+	if b <= a {
+		return out
+	}
+	for i, p := range st.pieces {
+		lo := math.Max(a, p.start)
+		hi := b
+		if i+1 < len(st.pieces) {
+			hi = math.Min(b, st.pieces[i+1].start)
+		}
+		if hi > lo && p.qpsScale > 0 {
+			out[p.reg] += p.qpsScale * st.m.diurnalIntegral(lo, hi)
+		}
+	}
+	return out
+}

@@ -1,0 +1,264 @@
+package profile
+
+// Shorthands for the profile tables.
+func hist(name, unit, note string) Measure {
+	return Measure{Kind: Histogram, Metrics: []string{name}, Scale: 1, Unit: unit, Note: note}
+}
+
+func gauge(name string, scale float64, unit, note string) Measure {
+	return Measure{Kind: Gauge, Metrics: []string{name}, Scale: scale, Unit: unit, Note: note}
+}
+
+func counter(unit, note string, names ...string) Measure {
+	return Measure{Kind: Counter, Metrics: names, Scale: 1, Unit: unit, Note: note}
+}
+
+func counterWhere(name string, matchers map[string]string, unit, note string) Measure {
+	return Measure{Kind: Counter, Metrics: []string{name}, Matchers: matchers, Scale: 1, Unit: unit, Note: note}
+}
+
+const processStartNote = "process_start_time_seconds of the scrape target"
+
+// The built-in profiles, in detection-priority order.
+var all = []Profile{custom, vllm, triton, torchserve, tgi}
+
+// custom is the brief's own instrumentation (a Python prometheus_client
+// service), named as the test bed's exposition names it: request outcomes
+// are a status label ("ok", "error", "timeout") on inference_requests_total.
+var custom = Profile{
+	Name: "custom", Title: "Custom (prometheus_client)",
+	ModelLabel: "model_name", VersionLabel: "model_version", InstanceLabel: "instance",
+	LabelNote: "inference_queue_size and model_loading_status carry model_name only; inference_gpu_util_percent carries gpu_id only",
+	Roles: map[Role][]Measure{
+		Requests:    {counter(UnitRequests, "all outcomes (status label summed)", "inference_requests_total")},
+		Errors:      {counterWhere("inference_requests_total", map[string]string{"status": "error"}, UnitRequests, "")},
+		Timeouts:    {counterWhere("inference_requests_total", map[string]string{"status": "timeout"}, UnitRequests, "")},
+		Latency:     {hist("inference_latency_seconds", UnitSeconds, "")},
+		QueueTime:   {hist("inference_queue_seconds", UnitSeconds, "")},
+		ComputeTime: {hist("inference_compute_seconds", UnitSeconds, "")},
+		NetworkTime: {hist("inference_gateway_upstream_seconds", UnitSeconds, "upstream time seen by the gateway; the network segment is this minus the service's own latency")},
+		QueueDepth:  {gauge("inference_queue_size", 1, UnitRequests, "")},
+		Waiting:     {gauge("inference_queue_size", 1, UnitRequests, "")},
+		LoadState:   {gauge("model_loading_status", 1, UnitCount, "1 loaded and serving, 0 loading")},
+		BatchSize:   {hist("inference_batch_size", UnitRequests, "requests per executed batch")},
+		InputLength: {hist("inference_input_length", UnitElements, "")},
+		Confidence: {{Kind: Summary, Metrics: []string{"inference_prediction_confidence"}, Scale: 1, Unit: UnitRatio,
+			Note: "a summary without quantiles: the mean confidence (sum/count)"}},
+		Fallback:     {counter(UnitRequests, "requests answered by the fallback path", "inference_fallback_total")},
+		ProcessStart: {gauge("process_start_time_seconds", 1, UnitUnixSeconds, processStartNote)},
+		GPUUtil:      {gauge("inference_gpu_util_percent", 0.01, UnitRatio, "reported in percent by the service")},
+	},
+	Missing: map[Role]string{
+		Running:      "the custom service exports no count of executing requests",
+		CacheHits:    "the custom service has no cache metrics",
+		CacheQueries: "the custom service has no cache metrics",
+		KVCacheUsage: "the custom service has no KV cache",
+		Preemptions:  "the custom service does not preempt requests",
+		TimeToFirst:  "the custom service does not stream tokens",
+		InterToken:   "the custom service does not stream tokens",
+	},
+	Signature: []string{
+		"inference_requests_total", "inference_latency_seconds_bucket", "inference_queue_seconds_bucket",
+		"inference_compute_seconds_bucket", "inference_queue_size", "model_loading_status",
+	},
+}
+
+// vllm follows vLLM's V1 Prometheus logger: histograms in seconds with
+// coarse buckets (0.3 s upwards), labels model_name and engine. Older
+// releases named the KV cache gauge and the prefix cache counters with a
+// gpu_ prefix; those names are the second choice.
+var vllm = Profile{
+	Name: "vllm", Title: "vLLM",
+	ModelLabel: "model_name", VersionLabel: "", InstanceLabel: "instance",
+	LabelNote: "vLLM has no version label (one served model name per server); the engine label is the data-parallel engine index",
+	Roles: map[Role][]Measure{
+		Requests: {counter(UnitRequests, "finished requests, every finished_reason", "vllm:request_success_total")},
+		Errors: {
+			counterWhere("vllm:request_success_total", map[string]string{"finished_reason": "error"}, UnitRequests,
+				"requests that ended with an engine error (finished_reason=\"error\", recent releases)"),
+		},
+		Latency:     {hist("vllm:e2e_request_latency_seconds", UnitSeconds, "coarse buckets from 0.3 s: short requests all fall in the first bucket")},
+		QueueTime:   {hist("vllm:request_queue_time_seconds", UnitSeconds, "time in the WAITING state")},
+		ComputeTime: {hist("vllm:request_inference_time_seconds", UnitSeconds, "time in the RUNNING state (prefill + decode)")},
+		QueueDepth:  {gauge("vllm:num_requests_waiting", 1, UnitRequests, "")},
+		Running:     {gauge("vllm:num_requests_running", 1, UnitRequests, "")},
+		Waiting:     {gauge("vllm:num_requests_waiting", 1, UnitRequests, "")},
+		CacheHits: {
+			counter(UnitTokens, "prefix cache hits, in tokens", "vllm:prefix_cache_hits_total"),
+			counter(UnitTokens, "prefix cache hits, in tokens (pre-0.10 name)", "vllm:gpu_prefix_cache_hits_total"),
+		},
+		CacheQueries: {
+			counter(UnitTokens, "prefix cache queries, in tokens", "vllm:prefix_cache_queries_total"),
+			counter(UnitTokens, "prefix cache queries, in tokens (pre-0.10 name)", "vllm:gpu_prefix_cache_queries_total"),
+		},
+		KVCacheUsage: {
+			gauge("vllm:kv_cache_usage_perc", 1, UnitRatio, "a fraction 0..1 despite the name"),
+			gauge("vllm:gpu_cache_usage_perc", 1, UnitRatio, "a fraction 0..1 despite the name (pre-0.10 name)"),
+		},
+		Preemptions: {counter(UnitRequests, "", "vllm:num_preemptions_total")},
+		BatchSize:   {gauge("vllm:num_requests_running", 1, UnitRequests, "continuous batching: the running requests are the batch")},
+		InputLength: {hist("vllm:request_prompt_tokens", UnitTokens, "")},
+		TimeToFirst: {hist("vllm:time_to_first_token_seconds", UnitSeconds, "")},
+		InterToken: {
+			hist("vllm:inter_token_latency_seconds", UnitSeconds, ""),
+			hist("vllm:time_per_output_token_seconds", UnitSeconds, "older name of the inter-token latency"),
+		},
+		ProcessStart: {gauge("process_start_time_seconds", 1, UnitUnixSeconds,
+			processStartNote+"; absent when vLLM runs several API server processes (Prometheus multiprocess mode)")},
+	},
+	Missing: map[Role]string{
+		Timeouts:    "vLLM has no timeout counter; requests the client gave up on end with finished_reason=\"abort\"",
+		NetworkTime: "the network segment needs a gateway (or proxy) upstream-time histogram; vLLM only measures its own time",
+		LoadState:   "vLLM exports no load-state metric (its /metrics endpoint only answers once the engine is up); warm-up is taken from process start, counter resets and first appearance",
+		Confidence:  "vLLM does not export prediction confidence; it is a business metric the application has to expose",
+		Fallback:    "vLLM has no fallback path; fallbacks are counted by the application in front of it",
+		GPUUtil:     "vLLM exports no GPU utilisation; it comes from the Inferscope probe (or dcgm-exporter)",
+	},
+	Signature: []string{
+		"vllm:e2e_request_latency_seconds_bucket", "vllm:request_queue_time_seconds_bucket", "vllm:num_requests_running",
+		"vllm:num_requests_waiting", "vllm:request_success_total", "vllm:time_to_first_token_seconds_bucket",
+		"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc",
+	},
+}
+
+const tritonMeanNote = "Triton exports cumulative µs counters, not histograms: percentiles need the summary metrics (--metrics-config summary_latencies=true); showing the mean instead"
+
+// triton follows Triton Inference Server's metrics: cumulative µs counters
+// per model and version, optional per-instance summaries, no histograms.
+var triton = Profile{
+	Name: "triton", Title: "Triton Inference Server",
+	ModelLabel: "model", VersionLabel: "version", InstanceLabel: "instance",
+	LabelNote: "GPU metrics carry gpu_uuid; failures carry a reason label (OTHER, BACKEND, CANCELED, REJECTED) in recent releases",
+	Roles: map[Role][]Measure{
+		Requests: {counter(UnitRequests, "successes + failures", "nv_inference_request_success", "nv_inference_request_failure")},
+		Errors:   {counter(UnitRequests, "", "nv_inference_request_failure")},
+		Timeouts: {counterWhere("nv_inference_request_failure", map[string]string{"reason": "REJECTED"}, UnitRequests,
+			"closest Triton signal: requests the scheduler rejected (queue full or queue timeout), failure reason=\"REJECTED\"")},
+		Latency: {
+			{Kind: Summary, Metrics: []string{"nv_inference_request_summary_us"}, QuantileLabel: "quantile", Scale: 1e-6, Unit: UnitSeconds,
+				Note: "summary quantiles over a sliding window, per instance: they cannot be aggregated across instances"},
+			{Kind: MicrosecondCounter, Metrics: []string{"nv_inference_request_duration_us"}, Count: []string{"nv_inference_request_success"},
+				Scale: 1e-6, Unit: UnitSeconds, Note: tritonMeanNote},
+		},
+		QueueTime: {
+			{Kind: Summary, Metrics: []string{"nv_inference_queue_summary_us"}, QuantileLabel: "quantile", Scale: 1e-6, Unit: UnitSeconds,
+				Note: "summary quantiles over a sliding window, per instance: they cannot be aggregated across instances"},
+			{Kind: MicrosecondCounter, Metrics: []string{"nv_inference_queue_duration_us"}, Count: []string{"nv_inference_request_success"},
+				Scale: 1e-6, Unit: UnitSeconds, Note: tritonMeanNote},
+		},
+		ComputeTime: {
+			{Kind: MicrosecondCounter,
+				Metrics: []string{"nv_inference_compute_input_duration_us", "nv_inference_compute_infer_duration_us", "nv_inference_compute_output_duration_us"},
+				Count:   []string{"nv_inference_request_success"}, Scale: 1e-6, Unit: UnitSeconds,
+				Note: tritonMeanNote + "; compute = input + infer + output (cache hits record no compute time)"},
+		},
+		QueueDepth: {gauge("nv_inference_pending_request_count", 1, UnitRequests, "requests received and not yet executing")},
+		Waiting:    {gauge("nv_inference_pending_request_count", 1, UnitRequests, "requests received and not yet executing")},
+		CacheHits:  {counter(UnitRequests, "response cache hits", "nv_cache_num_hits_per_model")},
+		CacheQueries: {counter(UnitRequests, "response cache lookups (hits + misses)",
+			"nv_cache_num_hits_per_model", "nv_cache_num_misses_per_model")},
+		BatchSize: {{Kind: CounterRatio, Metrics: []string{"nv_inference_count"}, Count: []string{"nv_inference_exec_count"}, Scale: 1, Unit: UnitRequests,
+			Note: "average batch size = inferences / executions"}},
+		GPUUtil: {gauge("nv_gpu_utilization", 1, UnitRatio, "from Triton's own DCGM collection, per gpu_uuid")},
+	},
+	Missing: map[Role]string{
+		NetworkTime:  "the network segment needs a gateway (or proxy) upstream-time histogram; Triton only measures its own time (server overhead = request − queue − compute)",
+		Running:      "Triton exports no count of executing requests",
+		KVCacheUsage: "Triton's core metrics have no KV cache; TensorRT-LLM backends export their own nv_trt_llm_* gauges",
+		Preemptions:  "Triton does not preempt requests",
+		LoadState:    "Triton exports no model readiness metric (readiness is its /v2/models/{name}/ready API); warm-up is taken from counter resets and first appearance",
+		InputLength:  "Triton exports no input size distribution",
+		TimeToFirst:  "Triton's core metrics have no time to first token (nv_inference_first_response_histogram_ms exists only for decoupled models when histograms are enabled)",
+		InterToken:   "Triton's core metrics have no inter-token latency",
+		Confidence:   "Triton does not export prediction confidence; it is a business metric the application has to expose",
+		Fallback:     "Triton has no fallback path; fallbacks are counted by the application in front of it",
+		ProcessStart: "Triton's metrics endpoint has no process_start_time_seconds; restarts are detected from counter resets",
+	},
+	Signature: []string{
+		"nv_inference_request_success", "nv_inference_request_failure", "nv_inference_request_duration_us",
+		"nv_inference_queue_duration_us", "nv_inference_compute_infer_duration_us", "nv_inference_count",
+		"nv_inference_exec_count", "nv_inference_pending_request_count",
+	},
+}
+
+const torchserveMeanNote = "TorchServe exports cumulative µs counters, not histograms: showing the mean, percentiles do not exist"
+
+// torchserve follows TorchServe's Prometheus metrics mode. Its inference
+// latency runs from request arrival to response (queue included) and is
+// only recorded for answered requests.
+var torchserve = Profile{
+	Name: "torchserve", Title: "TorchServe",
+	ModelLabel: "model_name", VersionLabel: "model_version", InstanceLabel: "instance",
+	LabelNote: "model_version is \"default\" for unversioned models; the per-host Requests5XX and GPUUtilization metrics carry no model label",
+	Roles: map[Role][]Measure{
+		Requests: {counter(UnitRequests, "inference requests received", "ts_inference_requests_total")},
+		Errors:   {counter(UnitRequests, "HTTP 5xx responses of the whole host (no model label)", "Requests5XX")},
+		Latency: {{Kind: MicrosecondCounter, Metrics: []string{"ts_inference_latency_microseconds"}, Count: []string{"ts_inference_requests_total"},
+			Scale: 1e-6, Unit: UnitSeconds, Note: torchserveMeanNote}},
+		QueueTime: {{Kind: MicrosecondCounter, Metrics: []string{"ts_queue_latency_microseconds"}, Count: []string{"ts_inference_requests_total"},
+			Scale: 1e-6, Unit: UnitSeconds, Note: torchserveMeanNote}},
+		ComputeTime: {{Kind: MicrosecondCounter, Metrics: []string{"ts_inference_latency_microseconds"}, Minus: []string{"ts_queue_latency_microseconds"},
+			Count: []string{"ts_inference_requests_total"}, Scale: 1e-6, Unit: UnitSeconds,
+			Note: torchserveMeanNote + "; compute = inference latency − queue latency"}},
+		GPUUtil: {gauge("GPUUtilization", 0.01, UnitRatio, "per host and DeviceId, in percent, sampled once a minute")},
+	},
+	Missing: map[Role]string{
+		Timeouts:     "TorchServe has no timeout counter; timed-out requests are among the 5xx responses",
+		NetworkTime:  "the network segment needs a gateway (or proxy) upstream-time histogram; TorchServe only measures its own time",
+		QueueDepth:   "TorchServe exports no queue length; queue time is in ts_queue_latency_microseconds",
+		Running:      "TorchServe exports no count of executing requests",
+		Waiting:      "TorchServe exports no queue length",
+		CacheHits:    "TorchServe has no cache metrics",
+		CacheQueries: "TorchServe has no cache metrics",
+		KVCacheUsage: "TorchServe has no KV cache metrics",
+		Preemptions:  "TorchServe does not preempt requests",
+		LoadState:    "TorchServe exports no readiness metric (worker status is in its management API); warm-up is taken from counter resets and first appearance",
+		BatchSize:    "TorchServe exports no batch size distribution",
+		InputLength:  "TorchServe exports no input size distribution",
+		TimeToFirst:  "TorchServe exports no time to first token",
+		InterToken:   "TorchServe exports no inter-token latency",
+		Confidence:   "TorchServe does not export prediction confidence; a handler can publish it as a custom metric",
+		Fallback:     "TorchServe has no fallback path; fallbacks are counted by the application in front of it",
+		ProcessStart: "TorchServe's metrics endpoint has no process_start_time_seconds; restarts are detected from counter resets",
+	},
+	Signature: []string{"ts_inference_requests_total", "ts_inference_latency_microseconds", "ts_queue_latency_microseconds"},
+}
+
+// tgi follows Text Generation Inference's router metrics (histograms in
+// seconds, counters without the _total suffix).
+var tgi = Profile{
+	Name: "tgi", Title: "Text Generation Inference",
+	ModelLabel: "", VersionLabel: "", InstanceLabel: "instance",
+	LabelNote: "TGI serves one model per process and puts no model or version label on its metrics: the model is known only by the scrape target; add a model label in the scrape configuration (relabelling) and set it as the model label",
+	Roles: map[Role][]Measure{
+		Requests:    {counter(UnitRequests, "", "tgi_request_count")},
+		Errors:      {counter(UnitRequests, "failures by err label (validation, overloaded, generation, …)", "tgi_request_failure")},
+		Latency:     {hist("tgi_request_duration", UnitSeconds, "")},
+		QueueTime:   {hist("tgi_request_queue_duration", UnitSeconds, "")},
+		ComputeTime: {hist("tgi_request_inference_duration", UnitSeconds, "")},
+		QueueDepth:  {gauge("tgi_queue_size", 1, UnitRequests, "")},
+		Waiting:     {gauge("tgi_queue_size", 1, UnitRequests, "")},
+		Running:     {gauge("tgi_batch_current_size", 1, UnitRequests, "requests in the running batch")},
+		BatchSize:   {gauge("tgi_batch_current_size", 1, UnitRequests, "")},
+		InputLength: {hist("tgi_request_input_length", UnitTokens, "")},
+		InterToken:  {hist("tgi_request_mean_time_per_token_duration", UnitSeconds, "mean time per token of each request")},
+	},
+	Missing: map[Role]string{
+		Timeouts:     "TGI has no timeout counter; failures are counted by err label in tgi_request_failure",
+		NetworkTime:  "the network segment needs a gateway (or proxy) upstream-time histogram; TGI only measures its own time",
+		CacheHits:    "TGI exports no prefix cache metrics",
+		CacheQueries: "TGI exports no prefix cache metrics",
+		KVCacheUsage: "TGI exports no KV cache usage",
+		Preemptions:  "TGI exports no preemption count",
+		LoadState:    "TGI exports no load-state metric (its router only starts once the shards are ready; readiness is its /health endpoint); warm-up is taken from counter resets and first appearance",
+		TimeToFirst:  "TGI exports no time to first token histogram",
+		Confidence:   "TGI does not export prediction confidence; it is a business metric the application has to expose",
+		Fallback:     "TGI has no fallback path; fallbacks are counted by the application in front of it",
+		ProcessStart: "TGI's metrics endpoint has no process_start_time_seconds; restarts are detected from counter resets",
+		GPUUtil:      "TGI exports no GPU utilisation; it comes from the Inferscope probe (or dcgm-exporter)",
+	},
+	Signature: []string{
+		"tgi_request_count", "tgi_request_duration_bucket", "tgi_request_queue_duration_bucket",
+		"tgi_request_inference_duration_bucket", "tgi_queue_size", "tgi_batch_current_size",
+	},
+}

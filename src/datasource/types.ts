@@ -1,0 +1,117 @@
+import { DataSourceJsonData } from '@grafana/data';
+import { DataQuery } from '@grafana/schema';
+
+/**
+ * Query types are part of the public contract: dashboards and alert rules store them,
+ * so a name is never renamed. `promql` is served now; the others are the engine's
+ * derived series, listed here so that stored queries type-check as they arrive.
+ */
+export type QueryType =
+  | 'promql'
+  | 'latency'
+  | 'split'
+  | 'jitter'
+  | 'baseline'
+  | 'throughput'
+  | 'errors'
+  | 'gpu'
+  | 'gpumem_forecast'
+  | 'gpu_idle_under_traffic'
+  | 'gpu_live';
+
+export interface QueryTypeInfo {
+  value: QueryType;
+  label: string;
+  description: string;
+}
+
+/** Query types the editor offers, in picker order. Add an entry when the backend serves a type. */
+export const EDITOR_QUERY_TYPES: QueryTypeInfo[] = [
+  { value: 'promql', label: 'PromQL', description: 'A raw PromQL expression, passed through to Prometheus' },
+];
+
+export interface InferscopeQuery extends DataQuery {
+  queryType?: QueryType;
+
+  // promql
+  /** PromQL expression (queryType promql). */
+  expr?: string;
+  /** Series name template, e.g. "{{model_name}} p99". */
+  legendFormat?: string;
+
+  // Common to the engine's query types. Empty = no filter. A multi-value template
+  // variable becomes its values joined with "|" (Grafana's "pipe" format, unescaped);
+  // the backend splits them and escapes each one itself.
+  model?: string;
+  version?: string;
+  instance?: string;
+  gpu?: string;
+  /** Drop samples from instances that are not ready or still inside the warm-up window. */
+  warmupFilter?: boolean;
+}
+
+export const DEFAULT_QUERY: Partial<InferscopeQuery> = {
+  queryType: 'promql',
+  expr: '',
+  legendFormat: '',
+};
+
+export type MetricProfile = 'auto' | 'custom' | 'vllm' | 'triton' | 'torchserve' | 'tgi';
+
+export const METRIC_PROFILES: Array<{ value: MetricProfile; label: string; description: string }> = [
+  {
+    value: 'auto',
+    label: 'Auto-detect',
+    description: 'Recognise the inference server from the metric names Prometheus has',
+  },
+  { value: 'custom', label: 'Custom', description: 'inference_requests_total, inference_latency_seconds, …' },
+  { value: 'vllm', label: 'vLLM', description: 'vllm:e2e_request_latency_seconds, vllm:num_requests_running, …' },
+  { value: 'triton', label: 'Triton', description: 'nv_inference_request_duration_us and other µs counters' },
+  {
+    value: 'torchserve',
+    label: 'TorchServe',
+    description: 'ts_inference_latency_microseconds, ts_queue_latency_microseconds',
+  },
+  { value: 'tgi', label: 'TGI', description: 'tgi_request_duration, tgi_request_queue_duration, …' },
+];
+
+export const DEFAULT_WARMUP_WINDOW = '2m';
+export const DEFAULT_PROFILE: MetricProfile = 'auto';
+
+/** jsonData of the data source. The HTTP fields follow Grafana's standard names. */
+export interface InferscopeOptions extends DataSourceJsonData {
+  // Standard HTTP settings for Prometheus (url, basicAuth, basicAuthUser live on the settings object).
+  tlsSkipVerify?: boolean;
+  tlsAuthWithCACert?: boolean;
+  tlsAuth?: boolean;
+  serverName?: string;
+  /** Seconds. */
+  timeout?: number;
+  keepCookies?: string[];
+  oauthPassThru?: boolean;
+  httpHeaderName1?: string;
+  // Further custom headers are httpHeaderName2, httpHeaderName3, …
+  [httpHeaderName: `httpHeaderName${number}`]: string | undefined;
+
+  // Inferscope's own.
+  /** Base URLs of inferscope-probe instances, e.g. http://gpu-node-1:9835. */
+  probeUrls?: string[];
+  /** Go/Prometheus duration, e.g. "2m" or "90s". */
+  warmupWindow?: string;
+  profile?: MetricProfile;
+  /** Label names overriding the profile's own; empty = the profile's. */
+  modelLabel?: string;
+  versionLabel?: string;
+  instanceLabel?: string;
+}
+
+/** Values sent to the backend once and never returned to the browser. */
+export interface InferscopeSecureJsonData {
+  basicAuthPassword?: string;
+  tlsCACert?: string;
+  tlsClientCert?: string;
+  tlsClientKey?: string;
+  /** With httpHeaderName1 "Authorization": "Bearer <token>". */
+  httpHeaderValue1?: string;
+  [httpHeaderValue: `httpHeaderValue${number}`]: string | undefined;
+}

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# The Inferscope demo.
+#
+# With a Docker engine: `docker compose up` starts Grafana 12 with the plugin, Prometheus, the
+# synthetic inference service (loadgen) and mock GPU probes, everything provisioned.
+# Without one: the same stack minus Grafana as local processes (Prometheus from PATH, the loadgen
+# with 8 days of history, three mock GPU probes), and instructions to point an existing Grafana at
+# it. Stays in the foreground; Ctrl-C stops everything it started.
+#
+# Ports (override with environment variables): DEMO_PROMETHEUS_PORT=9090, DEMO_LOADGEN_PORT=9400,
+# DEMO_PROBE_PORT=9835 (three probes on this port and the next two).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+log() { printf '==> %s\n' "$*" >&2; }
+
+if [ "${DEMO_NO_DOCKER:-}" != 1 ] && command -v docker >/dev/null && docker info >/dev/null 2>&1; then
+  log "Docker engine found: building the plugin, then docker compose up (Grafana on http://localhost:3000)"
+  bash scripts/deps.sh all
+  npm run --silent build
+  go tool mage -v build:linux
+  exec docker compose up --build
+fi
+
+prom_port=${DEMO_PROMETHEUS_PORT:-9090}
+loadgen_port=${DEMO_LOADGEN_PORT:-9400}
+probe_port=${DEMO_PROBE_PORT:-9835}
+work=$root/.demo
+bin=$work/bin
+
+log "no Docker engine here: running Prometheus, the loadgen and three mock GPU probes as local processes"
+bash scripts/deps.sh go
+
+for p in "$prom_port" "$loadgen_port" "$probe_port" $((probe_port + 1)) $((probe_port + 2)); do
+  if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+    echo "port $p on 127.0.0.1 is already in use: stop what holds it or set DEMO_*_PORT (see the top of $0)" >&2
+    exit 1
+  fi
+done
+
+log "building inferscope-loadgen and inferscope-probe into $bin"
+mkdir -p "$bin"
+go build -o "$bin/inferscope-loadgen" ./pkg/cmd/inferscope-loadgen
+CGO_ENABLED=1 go build -o "$bin/inferscope-probe" ./pkg/cmd/inferscope-probe
+
+pids=()
+cleanup() {
+  trap - INT TERM EXIT
+  if [ ${#pids[@]} -gt 0 ]; then
+    log "stopping the demo (${#pids[@]} processes)"
+    kill "${pids[@]}" 2>/dev/null || true
+    wait "${pids[@]}" 2>/dev/null || true
+  fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# A fresh TSDB each run: the history ends now, so "same time yesterday" is always there.
+rm -rf "$work/prometheus"
+# History and live serving share one scenario clock: the same --end for both.
+end=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+log "writing 8 days of history ending now and importing it into a TSDB (about a minute)"
+"$bin/inferscope-loadgen" --end="$end" --tsdb-out="$work/prometheus" --history-days=8
+
+log "starting the loadgen on 127.0.0.1:$loadgen_port"
+"$bin/inferscope-loadgen" --end="$end" --listen="127.0.0.1:$loadgen_port" >"$work/loadgen.log" 2>&1 &
+pids+=($!)
+
+nodes=(node-a node-b node-c)
+for i in 0 1 2; do
+  port=$((probe_port + i))
+  log "starting a mock GPU probe (8 A100s) for ${nodes[$i]} on 127.0.0.1:$port"
+  "$bin/inferscope-probe" --mock=dgxa100 --mock.instance="${nodes[$i]}:8000" --mock.end="$end" \
+    --web.listen-address="127.0.0.1:$port" >"$work/probe-${nodes[$i]}.log" 2>&1 &
+  pids+=($!)
+done
+
+sed -e "s/loadgen:9400/127.0.0.1:$loadgen_port/" \
+  -e "s/probe-a:9835/127.0.0.1:$probe_port/" \
+  -e "s/probe-b:9835/127.0.0.1:$((probe_port + 1))/" \
+  -e "s/probe-c:9835/127.0.0.1:$((probe_port + 2))/" \
+  provisioning/prometheus/prometheus.yml >"$work/prometheus.yml"
+
+log "starting Prometheus on 127.0.0.1:$prom_port (30 days retention)"
+prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/prometheus" \
+  --storage.tsdb.retention.time=30d --web.listen-address="127.0.0.1:$prom_port" \
+  --log.level=warn >"$work/prometheus.log" 2>&1 &
+pids+=($!)
+
+for _ in $(seq 1 300); do
+  curl -fsS "http://127.0.0.1:$prom_port/-/ready" >/dev/null 2>&1 && break
+  kill -0 "${pids[-1]}" 2>/dev/null || { echo "Prometheus exited; see $work/prometheus.log" >&2; exit 1; }
+  sleep 0.2
+done
+
+cat <<MSG
+
+Inferscope demo is running.
+  Prometheus   http://127.0.0.1:$prom_port   (8 days of history + live scrapes every 15 s)
+  loadgen      http://127.0.0.1:$loadgen_port/metrics?instance=node-a:8000
+  GPU probes   http://127.0.0.1:$probe_port/api/v1/gpus  (and :$((probe_port + 1)), :$((probe_port + 2)))
+
+Point an existing Grafana at it:
+  1. Build and install the plugin:  npm run build && go tool mage -v buildAll
+     then copy dist/ to <grafana plugins dir>/inferscope-monitor-app and set
+     [plugins] allow_loading_unsigned_plugins = inferscope-monitor-app,inferscope-monitor-datasource
+  2. Add a data source of type "Inferscope" with URL http://127.0.0.1:$prom_port and probe URLs
+     http://127.0.0.1:$probe_port, http://127.0.0.1:$((probe_port + 1)), http://127.0.0.1:$((probe_port + 2))
+  3. Open Apps -> Inferscope.
+
+Try:  curl -s 'http://127.0.0.1:$prom_port/api/v1/query?query=sum(rate(inference_requests_total[5m]))'
+Logs: $work/*.log      Ctrl-C stops everything.
+MSG
+
+# Stay in the foreground until Ctrl-C or until one of the processes dies.
+wait -n "${pids[@]}" || true
+echo "a demo process exited; see the logs in $work" >&2
+exit 1

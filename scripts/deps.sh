@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Installs what the demo and the tests need and that a fresh machine may lack:
+# Prometheus and Alertmanager (Debian packages), the npm packages (npm ci) and the Go modules.
+# Safe to run again: each step is skipped when already done.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf '==> %s\n' "$*" >&2; }
+
+apt_install() {
+  local missing=()
+  command -v prometheus >/dev/null || missing+=(prometheus)
+  command -v amtool >/dev/null || missing+=(prometheus-alertmanager)
+  if ! command -v aarch64-linux-gnu-gcc >/dev/null && [ "${INFERSCOPE_CROSS_CC:-1}" = 1 ]; then
+    missing+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
+  fi
+  [ ${#missing[@]} -eq 0 ] && return 0
+  local sudo=""
+  if [ "$(id -u)" != 0 ]; then
+    if command -v sudo >/dev/null; then sudo="sudo"; else
+      log "missing ${missing[*]}: install them with your package manager (apt-get install ${missing[*]})"
+      return 1
+    fi
+  fi
+  if ! command -v apt-get >/dev/null; then
+    log "missing ${missing[*]} and no apt-get here: install them with your package manager"
+    return 1
+  fi
+  log "installing Debian packages: ${missing[*]}"
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  # Installing the packages must not leave their services running: they would hold the
+  # default ports the demo uses. policy-rc.d keeps the maintainer scripts from starting them.
+  local policy=/usr/sbin/policy-rc.d created=0
+  if [ ! -e "$policy" ] && [ -z "$sudo" ]; then
+    printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy" && created=1
+  fi
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  [ "$created" = 1 ] && rm -f "$policy"
+  return 0
+}
+
+npm_install() {
+  # npm ci only when the lock file changed since the last install.
+  local stamp=node_modules/.inferscope-lock
+  if [ -f "$stamp" ] && cmp -s package-lock.json "$stamp"; then return 0; fi
+  log "npm ci"
+  npm ci --no-audit --no-fund --loglevel=error
+  cp package-lock.json "$stamp"
+}
+
+go_install() {
+  log "go mod download"
+  go mod download
+}
+
+what="${1:-all}"
+case "$what" in
+  all) apt_install; go_install; npm_install ;;
+  go) apt_install; go_install ;;
+  *) echo "usage: $0 [all|go]" >&2; exit 2 ;;
+esac

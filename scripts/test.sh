@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Runs every test of the project, the way CI does:
+#   frontend type-check, lint, Jest and build; the plugin's binaries and the release zip;
+#   go vet; all Go tests with the race detector (unit, integration against a real Prometheus and
+#   Alertmanager, the gRPC plugin-protocol test, the zip checks); short fuzzing runs.
+# Installs what is missing first (scripts/deps.sh). Exits non-zero on the first failing step.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n==> %s\n' "$*"; }
+# As in CI: integration tests fail, rather than skip, when a server binary they need is missing.
+export CI=true
+
+bash scripts/deps.sh all
+
+step "frontend: type-check, lint, unit tests, build"
+npm run --silent typecheck
+npm run --silent lint
+npm run --silent test:ci
+npm run --silent build
+
+step "backend: build the data source for every platform, the companion binaries, the zip"
+go tool mage -v buildAll loadgen probe package verifyPackage
+zip_file=$(ls -t inferscope-monitor-app-*.zip | head -n1)
+
+step "go vet"
+go vet ./...
+
+step "fuzzing (short runs; the seed corpus also runs in the tests below)"
+go test -run '^$' -fuzz '^FuzzQuote$' -fuzztime 15s ./pkg/prom
+go test -run '^$' -fuzz '^FuzzMatchAny$' -fuzztime 15s ./pkg/prom
+
+step "test bed: build (or reuse) the 8-day history TSDB the integration tests share"
+go run ./pkg/cmd/inferscope-loadgen --warm-test-cache
+
+step "Go tests (race detector; integration and protocol tests on real servers)"
+INFERSCOPE_ZIP="$PWD/$zip_file" INFERSCOPE_DIST="$PWD/dist" \
+  go tool gotestsum --format pkgname-and-test-fails -- -race -count=1 -timeout 30m ./...
+
+step "all checks passed"

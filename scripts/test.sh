@@ -34,7 +34,7 @@ step "test bed: build (or reuse) the 8-day history TSDB the integration tests sh
 go run ./pkg/cmd/inferscope-loadgen --warm-test-cache
 
 step "Go tests (race detector; integration and protocol tests on real servers)"
-INFERSCOPE_ZIP="$PWD/$zip_file" INFERSCOPE_DIST="$PWD/dist" \
+INFERSCOPE_ZIP="$PWD/$zip_file" INFERSCOPE_EXPECT_ZIP=true INFERSCOPE_DIST="$PWD/dist" \
   go tool gotestsum --format pkgname-and-test-fails -- -race -count=1 -timeout 30m ./...
 
 step "all checks passed"

@@ -1,0 +1,69 @@
+package datasource
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+)
+
+// resource is one path under /api/datasources/uid/<uid>/resources/.
+type resource struct {
+	method string
+	handle func(ctx context.Context, d *Datasource, req *backend.CallResourceRequest) (int, any)
+}
+
+// resources is the list of resource paths. A new resource is one entry here.
+var resources = map[string]resource{
+	"setup": {http.MethodGet, func(ctx context.Context, d *Datasource, _ *backend.CallResourceRequest) (int, any) {
+		return http.StatusOK, d.Setup(ctx)
+	}},
+	"ping": {http.MethodGet, func(_ context.Context, d *Datasource, req *backend.CallResourceRequest) (int, any) {
+		v := d.version
+		if v == "" {
+			v = req.PluginContext.PluginVersion
+		}
+		return http.StatusOK, map[string]string{"status": "ok", "plugin": PluginID, "version": v}
+	}},
+}
+
+type errorBody struct {
+	Error string `json:"error"`
+}
+
+// CallResource routes a resource call; unknown paths and wrong methods answer a JSON error.
+func (d *Datasource) CallResource(ctx context.Context, req *backend.CallResourceRequest, sender backend.CallResourceResponseSender) error {
+	path := strings.Trim(req.Path, "/")
+	r, ok := resources[path]
+	if !ok {
+		names := make([]string, 0, len(resources))
+		for n := range resources {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		return sendJSON(sender, http.StatusNotFound, errorBody{fmt.Sprintf("unknown resource %q: known resources are %s", truncate(path, 80), strings.Join(names, ", "))}, nil)
+	}
+	if req.Method != r.method {
+		return sendJSON(sender, http.StatusMethodNotAllowed, errorBody{fmt.Sprintf("resource %s accepts %s, not %s", path, r.method, truncate(req.Method, 20))},
+			map[string][]string{"Allow": {r.method}})
+	}
+	status, body := r.handle(ctx, d, req)
+	return sendJSON(sender, status, body, nil)
+}
+
+func sendJSON(sender backend.CallResourceResponseSender, status int, body any, extra map[string][]string) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b, _ = json.Marshal(errorBody{"cannot encode the answer: " + err.Error()})
+	}
+	headers := map[string][]string{"Content-Type": {"application/json"}, "Cache-Control": {"no-store"}}
+	for k, v := range extra {
+		headers[k] = v
+	}
+	return sender.Send(&backend.CallResourceResponse{Status: status, Headers: headers, Body: b})
+}

@@ -1,0 +1,250 @@
+package datasource
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/inferscope/pkg/profile"
+	"github.com/inferscope/inferscope/pkg/prom"
+)
+
+// Profiles a user may choose; "auto" detects one from the metric names Prometheus has.
+var profileNames = append([]string{"auto"}, profile.Names()...)
+
+// DefaultWarmupWindow is how long after an instance (re)starts its samples count as warm-up.
+const DefaultWarmupWindow = 2 * time.Minute
+
+// maxWarmupWindow bounds the setting: a longer "warm-up" would hide real incidents.
+const maxWarmupWindow = time.Hour
+
+// Settings is the validated configuration of one data-source instance. It holds no secrets:
+// those stay in the SDK's HTTP options.
+type Settings struct {
+	PrometheusURL string // as configured (may hold a path prefix); never logged with user info
+	ProbeURLs     []string
+	WarmupWindow  time.Duration
+	Profile       string
+	ModelLabel    string
+	VersionLabel  string
+	InstanceLabel string
+}
+
+// jsonOptions is our part of jsonData.
+type jsonOptions struct {
+	ProbeURLs     []string `json:"probeUrls"`
+	WarmupWindow  string   `json:"warmupWindow"`
+	Profile       string   `json:"profile"`
+	ModelLabel    string   `json:"modelLabel"`
+	VersionLabel  string   `json:"versionLabel"`
+	InstanceLabel string   `json:"instanceLabel"`
+}
+
+// ParseSettings validates the instance settings and returns every problem it finds in one
+// error, each naming the setting and how to fix it.
+func ParseSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
+	var problems []string
+	out := Settings{WarmupWindow: DefaultWarmupWindow, Profile: "auto"}
+
+	raw := strings.TrimSpace(s.URL)
+	switch {
+	case raw == "":
+		problems = append(problems, "Prometheus URL is empty: set it in the data source's HTTP section")
+	default:
+		if err := checkHTTPURL(raw); err != nil {
+			problems = append(problems, fmt.Sprintf("Prometheus URL %q is malformed: %s", prom.RedactURL(raw), err))
+		} else {
+			out.PrometheusURL = raw
+		}
+	}
+
+	var dat map[string]json.RawMessage
+	if len(s.JSONData) > 0 && string(s.JSONData) != "null" {
+		if err := json.Unmarshal(s.JSONData, &dat); err != nil {
+			problems = append(problems, "the data source's JSON settings are not a JSON object: "+err.Error())
+			return out, settingsError(problems)
+		}
+	}
+	problems = append(problems, checkSDKFieldTypes(dat)...)
+
+	var opts jsonOptions
+	for key, dst := range map[string]any{
+		"probeUrls": &opts.ProbeURLs, "warmupWindow": &opts.WarmupWindow, "profile": &opts.Profile,
+		"modelLabel": &opts.ModelLabel, "versionLabel": &opts.VersionLabel, "instanceLabel": &opts.InstanceLabel,
+	} {
+		v, ok := dat[key]
+		if !ok || string(v) == "null" {
+			continue
+		}
+		if err := json.Unmarshal(v, dst); err != nil {
+			want := "a string"
+			if key == "probeUrls" {
+				want = "a list of URLs"
+			}
+			problems = append(problems, fmt.Sprintf("setting %s must be %s, got %s", key, want, truncate(string(v), 60)))
+		}
+	}
+
+	seen := map[string]bool{}
+	for _, p := range opts.ProbeURLs {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		if err := checkHTTPURL(p); err != nil {
+			problems = append(problems, fmt.Sprintf("probe URL %q is malformed: %s", prom.RedactURL(p), err))
+			continue
+		}
+		if !seen[p] {
+			seen[p] = true
+			out.ProbeURLs = append(out.ProbeURLs, p)
+		}
+	}
+
+	if w := strings.TrimSpace(opts.WarmupWindow); w != "" {
+		d, err := model.ParseDuration(w)
+		switch {
+		case err != nil:
+			problems = append(problems, fmt.Sprintf("warmupWindow %q is not a duration: use a value like \"2m\" or \"90s\"", truncate(w, 40)))
+		case time.Duration(d) > maxWarmupWindow:
+			problems = append(problems, fmt.Sprintf("warmupWindow %q is longer than %s", w, model.Duration(maxWarmupWindow)))
+		default:
+			out.WarmupWindow = time.Duration(d)
+		}
+	}
+
+	if p := strings.TrimSpace(opts.Profile); p != "" {
+		if !slices.Contains(profileNames, p) {
+			problems = append(problems, fmt.Sprintf("profile %q is unknown: use one of %s", truncate(p, 40), strings.Join(profileNames, ", ")))
+		} else {
+			out.Profile = p
+		}
+	}
+
+	for _, l := range []struct {
+		key string
+		val string
+		dst *string
+	}{
+		{"modelLabel", opts.ModelLabel, &out.ModelLabel},
+		{"versionLabel", opts.VersionLabel, &out.VersionLabel},
+		{"instanceLabel", opts.InstanceLabel, &out.InstanceLabel},
+	} {
+		v := strings.TrimSpace(l.val)
+		if v == "" {
+			continue
+		}
+		if !prom.ValidLabelName(v) {
+			problems = append(problems, fmt.Sprintf("%s %q is not a Prometheus label name (letters, digits and _, not starting with a digit)", l.key, truncate(v, 40)))
+			continue
+		}
+		*l.dst = v
+	}
+
+	if len(problems) > 0 {
+		return out, settingsError(problems)
+	}
+	return out, nil
+}
+
+// WarmupWindowText renders the warm-up window the way it is configured ("2m").
+func (s Settings) WarmupWindowText() string { return model.Duration(s.WarmupWindow).String() }
+
+// checkSDKFieldTypes guards the SDK's HTTP-settings parser, which type-asserts some jsonData
+// fields and would panic on, say, a number where a string belongs.
+func checkSDKFieldTypes(dat map[string]json.RawMessage) []string {
+	var problems []string
+	want := func(key string, kind string) {
+		v, ok := dat[key]
+		if !ok {
+			return
+		}
+		var err error
+		switch kind {
+		case "string":
+			var s string
+			err = json.Unmarshal(v, &s)
+		case "bool":
+			var b bool
+			err = json.Unmarshal(v, &b)
+		case "number":
+			var f float64
+			err = json.Unmarshal(v, &f)
+		}
+		if err != nil || string(v) == "null" {
+			problems = append(problems, fmt.Sprintf("setting %s must be a %s, got %s", key, kind, truncate(string(v), 60)))
+		}
+	}
+	for _, k := range []string{"access", "url", "basicAuthUser", "serverName", "sigV4Region", "sigV4AssumeRoleArn", "sigV4AuthType", "sigV4ExternalId", "sigV4Profile"} {
+		want(k, "string")
+	}
+	for _, k := range []string{"basicAuth", "tlsAuth", "tlsAuthWithCACert", "tlsSkipVerify", "sigV4Auth"} {
+		want(k, "bool")
+	}
+	for _, k := range []string{"timeout", "dialTimeout", "httpKeepAlive", "httpTLSHandshakeTimeout", "httpExpectContinueTimeout", "httpMaxConnsPerHost", "httpMaxIdleConns", "httpMaxIdleConnsPerHost", "httpIdleConnTimeout"} {
+		if v, ok := dat[k]; ok && isJSONString(v) {
+			// Grafana's UI has stored timeouts as strings; the SDK then ignores them.
+			continue
+		}
+		want(k, "number")
+	}
+	for i := 1; ; i++ {
+		key := fmt.Sprintf("httpHeaderName%d", i)
+		if _, ok := dat[key]; !ok {
+			break
+		}
+		want(key, "string")
+	}
+	return problems
+}
+
+func isJSONString(v json.RawMessage) bool {
+	var s string
+	return json.Unmarshal(v, &s) == nil
+}
+
+func checkHTTPURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			return ue.Err // its text would repeat the URL, password included
+		}
+		return err
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("it must start with http:// or https://")
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return fmt.Errorf("it has no host")
+	}
+	return nil
+}
+
+func settingsError(problems []string) error {
+	return &SettingsError{Problems: problems}
+}
+
+// SettingsError lists what is wrong with the data source's configuration.
+type SettingsError struct{ Problems []string }
+
+func (e *SettingsError) Error() string {
+	if len(e.Problems) == 1 {
+		return e.Problems[0]
+	}
+	return "the data source settings have " + fmt.Sprint(len(e.Problems)) + " problems: " + strings.Join(e.Problems, "; ")
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,248 @@
+// Command inferscope-probe exports NVML GPU metrics for Prometheus and serves a live JSON
+// snapshot for the Inferscope data source. Without a GPU, --mock=dgxa100|dgxh100 simulates one.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/common/promslog"
+	promslogflag "github.com/prometheus/common/promslog/flag"
+	"github.com/prometheus/exporter-toolkit/web"
+	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
+
+	"github.com/inferscope/inferscope/pkg/probe"
+	"github.com/inferscope/inferscope/pkg/probe/collector"
+	"github.com/inferscope/inferscope/pkg/probe/gpu"
+	"github.com/inferscope/inferscope/pkg/probe/gpu/nvmlgpu"
+	"github.com/inferscope/inferscope/pkg/probe/mockgpu"
+	"github.com/inferscope/inferscope/pkg/probe/procinfo"
+	"github.com/inferscope/inferscope/pkg/probe/promexport"
+	"github.com/inferscope/inferscope/pkg/testbed"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stderr, nil))
+}
+
+// run is the whole program; ready (optional) receives the bound listen addresses.
+// It returns the process exit code.
+func run(ctx context.Context, args []string, stderr io.Writer, ready func([]net.Addr)) int {
+	app := kingpin.New("inferscope-probe", "Exports NVML GPU metrics for Prometheus and a live JSON snapshot for Inferscope.")
+	app.Version(version)
+	app.HelpFlag.Short('h')
+	app.UsageWriter(stderr)
+	app.ErrorWriter(stderr)
+	terminated := -1 // kingpin "terminates" after --help and --version; we return instead
+	app.Terminate(func(code int) {
+		if terminated < 0 {
+			terminated = code
+		}
+	})
+
+	webFlags := kingpinflag.AddFlags(app, probe.DefaultListenAddress)
+	metricsPath := app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
+	interval := app.Flag("collect.interval", "How often NVML is read in the background; scrapes serve the last reading.").Default("5s").Duration()
+	naming := app.Flag("naming", "Metric naming: inferscope (inferscope_gpu_*, base units) or dcgm (dcgm-exporter's DCGM_FI_DEV_* names and labels).").Default("inferscope").Enum("inferscope", "dcgm")
+	mock := app.Flag("mock", "Simulate a system instead of reading NVML: dgxa100 or dgxh100.").Default("").Enum("", mockgpu.DGXA100, mockgpu.DGXH100)
+	mockInstance := app.Flag("mock.instance", "Which test-bed scenario instance the mock plays, e.g. node-b:8000 (default: the first).").Default("").String()
+	mockEnd := app.Flag("mock.end", "The scenario's clock anchor, as inferscope-loadgen's --end: now or an RFC 3339 time. Use the same value for both so GPUs and traffic tell one story.").Default("now").String()
+	mockGPUs := app.Flag("mock.gpus", "Number of simulated GPUs.").Default("8").Int()
+	failWithoutNVML := app.Flag("fail-without-nvml", "Exit non-zero when NVML cannot be initialised (default: keep serving, report the reason on /healthz, retry).").Bool()
+	nvmlLibrary := app.Flag("nvml.library", "Path of libnvidia-ml.so.1 (default: the dynamic loader's search path).").Default("").String()
+	procfs := app.Flag("path.procfs", "Host procfs, for attributing GPU processes to containers.").Default("/proc").String()
+	logsPath := app.Flag("path.logs", "Host log directory holding the kubelet's containers/ and pods/ links, for pod and namespace; empty disables.").Default("/var/log").String()
+	hostname := app.Flag("hostname", "Host name reported in the snapshot and in dcgm naming's Hostname label (default: $NODE_NAME, else the system host name).").Default("").String()
+	logCfg := &promslog.Config{}
+	promslogflag.AddFlags(app, logCfg)
+
+	_, err := app.Parse(args)
+	if terminated >= 0 {
+		return terminated
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "inferscope-probe: %v\n", err)
+		return 2
+	}
+	logCfg.Writer = stderr
+	logger := promslog.New(logCfg)
+
+	if *interval < 100*time.Millisecond {
+		fmt.Fprintf(stderr, "inferscope-probe: --collect.interval %s is too short (minimum 100ms)\n", *interval)
+		return 2
+	}
+	if !strings.HasPrefix(*metricsPath, "/") {
+		fmt.Fprintf(stderr, "inferscope-probe: --web.telemetry-path must start with /\n")
+		return 2
+	}
+	if *webFlags.WebConfigFile != "" {
+		if err := web.Validate(*webFlags.WebConfigFile); err != nil {
+			fmt.Fprintf(stderr, "inferscope-probe: --web.config.file: %v\n", err)
+			return 2
+		}
+	}
+	host := *hostname
+	if host == "" {
+		host = os.Getenv("NODE_NAME")
+	}
+	if *mockGPUs < 1 || *mockGPUs > 1024 {
+		fmt.Fprintf(stderr, "inferscope-probe: --mock.gpus must be between 1 and 1024\n")
+		return 2
+	}
+
+	cfg := probe.Config{
+		Interval: *interval, Naming: promexport.Naming(*naming), Version: version,
+		MetricsPath: *metricsPath, Logger: logger,
+	}
+	if *mock != "" {
+		clock, instance, err := mockClock(*mock, *mockInstance, *mockEnd, time.Now())
+		if err != nil {
+			fmt.Fprintf(stderr, "inferscope-probe: %v\n", err)
+			return 2
+		}
+		sys, err := mockgpu.New(mockgpu.Options{System: *mock, Clock: clock, Instance: instance, GPUs: *mockGPUs})
+		if err != nil {
+			fmt.Fprintf(stderr, "inferscope-probe: %v\n", err)
+			return 2
+		}
+		if host == "" {
+			host = testbed.Node(instance) // the scenario's node, as its recorded history names it
+		}
+		cfg.Mock = *mock
+		cfg.Open = func() (gpu.Library, error) { return nvmlgpu.Open(sys) }
+		cfg.Owners = mockgpu.Owners{Instance: instance}
+		logger.Info("simulating GPUs; no NVML is read", "system", *mock, "instance", instance, "gpus", *mockGPUs)
+	} else {
+		var opts []nvml.LibraryOption
+		if *nvmlLibrary != "" {
+			opts = append(opts, nvml.WithLibraryPath(*nvmlLibrary))
+		}
+		lib := nvml.New(opts...)
+		cfg.Open = func() (gpu.Library, error) {
+			l, err := nvmlgpu.Open(lib)
+			if err != nil {
+				return nil, err
+			}
+			if missing := l.Missing(); len(missing) > 0 {
+				logger.Info("the installed NVML lacks some functions; their series are omitted", "missing", strings.Join(missing, ","))
+			}
+			return l, nil
+		}
+		cfg.Owners = procinfo.New(*procfs, *logsPath)
+	}
+
+	if host == "" {
+		host, _ = os.Hostname()
+	}
+	cfg.Hostname = host
+	p, err := probe.New(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "inferscope-probe: %v\n", err)
+		return 1
+	}
+	if err := p.Start(ctx); err != nil {
+		what := "NVML unavailable"
+		if errors.Is(err, gpu.ErrLibraryNotFound) {
+			what = "no NVML library found"
+		}
+		if *failWithoutNVML {
+			logger.Error(what+"; exiting (--fail-without-nvml)", "err", err)
+			p.Close()
+			return 1
+		}
+		logger.Warn(what+"; serving without GPU data, reporting the reason on /healthz and retrying every minute", "err", err)
+	}
+	defer p.Close()
+	return serve(ctx, p, webFlags, logger, ready)
+}
+
+// mockClock builds the test-bed scenario the mock follows.
+func mockClock(system, instance, end string, now time.Time) (mockgpu.Clock, string, error) {
+	anchor := now
+	if end != "now" {
+		t, err := time.Parse(time.RFC3339, end)
+		if err != nil {
+			return nil, "", fmt.Errorf("--mock.end must be \"now\" or an RFC 3339 time like 2026-11-23T12:00:00Z: %v", err)
+		}
+		anchor = t
+	}
+	s := testbed.Default(anchor)
+	instance, err := mockgpu.ScenarioInstance(s, instance)
+	if err != nil {
+		return nil, "", fmt.Errorf("--mock.instance: %w", err)
+	}
+	return mockgpu.FromScenario(s, system), instance, nil
+}
+
+func serve(ctx context.Context, p *probe.Probe, flags *web.FlagConfig, logger *slog.Logger, ready func([]net.Addr)) int {
+	srv := &http.Server{Handler: p.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	if needsToolkitListen(flags) {
+		go func() { errc <- web.ListenAndServe(srv, flags, logger) }()
+	} else {
+		var listeners []net.Listener
+		var addrs []net.Addr
+		for _, a := range *flags.WebListenAddresses {
+			l, err := net.Listen("tcp", a)
+			if err != nil {
+				for _, o := range listeners {
+					o.Close()
+				}
+				logger.Error("cannot listen", "address", a, "err", err)
+				return 1
+			}
+			listeners = append(listeners, l)
+			addrs = append(addrs, l.Addr())
+		}
+		logger.Info("serving", "addresses", fmt.Sprint(addrs), "interval", p.Collector.Interval())
+		if ready != nil {
+			ready(addrs)
+		}
+		go func() { errc <- web.ServeMultiple(listeners, srv, flags, logger) }()
+	}
+	select {
+	case err := <-errc:
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Error("server stopped", "err", err)
+			return 1
+		}
+		return 0
+	case <-ctx.Done():
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+		return 0
+	}
+}
+
+// needsToolkitListen is true for listeners only exporter-toolkit can open (systemd sockets, vsock).
+func needsToolkitListen(flags *web.FlagConfig) bool {
+	if flags.WebSystemdSocket != nil && *flags.WebSystemdSocket {
+		return true
+	}
+	for _, a := range *flags.WebListenAddresses {
+		if strings.HasPrefix(a, "vsock://") {
+			return true
+		}
+	}
+	return false
+}
+
+var _ collector.Owners = (*procinfo.Resolver)(nil)

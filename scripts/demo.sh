@@ -109,7 +109,7 @@ Point an existing Grafana at it:
      http://127.0.0.1:$probe_port, http://127.0.0.1:$((probe_port + 1)), http://127.0.0.1:$((probe_port + 2))
   3. Open Apps -> Inferscope.
 
-Try:  curl -s 'http://127.0.0.1:$prom_port/api/v1/query?query=sum(rate(inference_requests_total[5m]))'
+Try:  curl -sG http://127.0.0.1:$prom_port/api/v1/query --data-urlencode 'query=sum by (model_name) (rate(inference_requests_total[5m]))'
 Logs: $work/*.log      Ctrl-C stops everything.
 MSG
 

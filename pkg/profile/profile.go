@@ -121,6 +121,10 @@ type Measure struct {
 	Matchers map[string]string
 	// QuantileLabel names a Summary's quantile label ("" = sum/count only).
 	QuantileLabel string
+	// PerInstance: the series carry no model or version label, only the scrape target's (a
+	// host-wide counter such as TorchServe's Requests5XX); model and version filters cannot
+	// apply to them.
+	PerInstance bool
 	// Scale turns the raw value into Unit (1e-6 for µs, 0.01 for percent).
 	Scale float64
 	Unit  string

@@ -192,7 +192,8 @@ var torchserve = Profile{
 	LabelNote: "model_version is \"default\" for unversioned models; the per-host Requests5XX and GPUUtilization metrics carry no model label",
 	Roles: map[Role][]Measure{
 		Requests: {counter(UnitRequests, "inference requests received", "ts_inference_requests_total")},
-		Errors:   {counter(UnitRequests, "HTTP 5xx responses of the whole host (no model label)", "Requests5XX")},
+		Errors: {{Kind: Counter, Metrics: []string{"Requests5XX"}, PerInstance: true, Scale: 1, Unit: UnitRequests,
+			Note: "HTTP 5xx responses of the whole host (no model label)"}},
 		Latency: {{Kind: MicrosecondCounter, Metrics: []string{"ts_inference_latency_microseconds"}, Count: []string{"ts_inference_requests_total"},
 			Scale: 1e-6, Unit: UnitSeconds, Note: torchserveMeanNote}},
 		QueueTime: {{Kind: MicrosecondCounter, Metrics: []string{"ts_queue_latency_microseconds"}, Count: []string{"ts_inference_requests_total"},

@@ -78,46 +78,140 @@
 //
 // Names accept "" as "all" (a traffic-weighted mixture, like sum by (le)):
 //
-//	QPS, MeanQPS(from, to)                     expected rate at t; average over [from, to] (= rate())
+//	QPS, MeanQPS(from, to)                     expected rate at t; every request served in [from, to]
+//	SampledMeanQPS(from, to, step)             what rate() gives on samples every step (restart edge)
+//	Increase(counter, from, to, step)          expected growth of any exposed counter (Requests,
+//	                                           RequestsOK, Errors, Timeouts, Fallbacks, PromptTokens,
+//	                                           CachedTokens, Preemptions, Batches); ratios of two are
+//	                                           the windowed error/timeout/cache-hit/preemption ratios
+//	                                           and Requests/Batches the mean batch size
 //	Requests, Histogram                        exposed cumulative values at t
 //	HistogramIncrease(from, to)                expected growth over a window (= increase())
+//	SampledHistogramIncrease(…, step)          the same on samples every step, any bucket layout
+//	                                           (expo.VLLMRequestLatencyBuckets, TGIDurationBuckets…)
 //	LatencyQuantile, SegmentQuantile, Jitter   continuous quantiles of E2E, Queue, Compute, Network,
 //	                                           Gateway, InputLength, BatchSize at t
 //	BucketQuantile(from, to)                   what histogram_quantile gives over LatencyBuckets for a
 //	                                           rate window whose first and last samples are from and to
 //	BucketQuantileAt                           the same for the instantaneous bucket shares
 //	HistogramQuantile                          Prometheus' interpolation, for exposed counts
-//	SegmentMean, ErrorRatio, TimeoutRatio, FallbackRatio, ConfidenceMean, QueueDepth
+//	SegmentMean, ErrorRatio, TimeoutRatio, FallbackRatio, ConfidenceMean, CacheHitRatio
+//	QueueDepth, Running, KVCacheUsage          Little's law: waiting and executing requests; KV
+//	                                           cache usage = Running / 8 (capped at 1)
 //	Ready, ProcessStart, WarmupFactor          model_loading_status, restarts, warm-up multiplier
-//	GPU                                        NVML-like GPUState (the probe's mock follows it)
+//	GPU, GPUSnapshot, GPUUUID                  NVML-like GPUState; the probe's snapshot of a node
 //	Incidents, Incident, Instances, Models, Versions, StableVersion, CanaryVersion,
-//	CanaryInstance, ModelGPUs, GPUsPerInstance, Start, End
+//	CanaryInstance, ModelGPUs, GPUsPerInstance, Start, End, Node, ProbeInstance
 //
 // Prometheus 2.42 selects range samples in [t-range, t], both ends included; with history on
-// the step grid, rate(x[5m]) at t equals MeanQPS(t-5m, t) and the histogram_quantile of it equals
-// BucketQuantile(..., t-5m, t), to float rounding (the integration test checks 1e-9).
+// the step grid, rate(x[5m]) at t equals SampledMeanQPS(t-5m, t, DefaultHistoryStep) and the
+// histogram_quantile of it the HistogramQuantile of SampledHistogramIncrease over the naming's
+// buckets, to float rounding (the integration tests check 1e-9). Away from restarts the sampled
+// and unsampled accessors are equal.
 //
-// # Naming and history
+// The restart edge: at node-c's restart the sample on the restart instant already shows the new
+// process's count (0). The requests the old process served between its last sample and the
+// restart are therefore invisible to Prometheus, as they are in production. MeanQPS counts them
+// (it is the truth of what was served) and is higher than rate() over any window holding the
+// restart, by up to a minute of traffic over the window (20 % for a 5m window ending at the
+// restart); SampledMeanQPS, Increase and SampledHistogramIncrease with step > 0 leave them out
+// and match Prometheus exactly. The grid is t.Truncate(step), the written history's.
 //
-// Package expo names the measurements (the "custom" profile: the brief's Python
-// prometheus_client service; see expo/custom.go for the series) and writes them. History is
-// OpenMetrics (family by family, "# EOF", timestamps in seconds, job="inference", explicit
-// instance) for `promtool tsdb create-blocks-from openmetrics --max-block-duration=1458h`: with
-// promtool's default 2h block range it would re-parse the whole input once per 2 hours of history.
+// Other quantities: the prefix cache finds 35 % (recsys) / 55 % (embedder) of input elements,
+// 5 % while warming up after a restart; the compute slowdown preempts 2 % of requests; batches
+// follow the batch-size distribution (Triton's inference_count / exec_count).
 //
-// History step: DefaultHistoryStep = 60 s. Measured on the 2-core development machine while other
-// builds ran (load average ~6): 8 days are 671 series, 6.8 M samples, 1.0 GB of OpenMetrics,
-// written in 1.9 s of CPU (8.6 s wall to disk); one promtool run over it took 36 s. Split in two
-// halves imported concurrently (BuildHistoryTSDB), the whole build takes 20 s wall (13.6 s CPU):
-// `time inferscope-loadgen --warm-test-cache`. A 15 s step would be 4x that, 30 s twice. With
-// 60 s samples use rate windows of 2m or more (5m is what the tests use); a 1m window holds a
-// single sample. The TSDB is 42 MB.
+// # Namings (package expo)
+//
+// inferscope-loadgen --profile and TSDBOptions.Profile play the same scenario in five engines'
+// shapes; metric and label names come from pkg/profile, so a naming cannot drift from the
+// profile the engine reads (expo's per-naming files list every series):
+//
+//	custom      the brief's Python prometheus_client service: histograms over the brief's
+//	            buckets, status label on requests, model_loading_status, process start
+//	vllm        V1 histograms over vLLM's coarse buckets (0.3 s first: millisecond requests all
+//	            interpolate inside it), finished_reason on request_success_total, running /
+//	            waiting, KV cache usage, prefix cache hits / queries (tokens), preemptions, TTFT
+//	            (= e2e: one output token), an empty inter-token histogram; no version label, so
+//	            a model's versions on an instance are one series set (their sums)
+//	triton      cumulative µs counters (request, queue, compute input/infer/output; successful
+//	            requests only, request = queue + compute), success / failure{reason} (BACKEND =
+//	            errors, REJECTED = timeouts), inference / execution counts, pending count,
+//	            response cache counters (never hit), nv_gpu_utilization per gpu_uuid; no
+//	            histograms, summaries or load state
+//	torchserve  µs counters over every request (latency includes queue), ts_inference_requests_total,
+//	            host-level Requests2XX / Requests5XX (errors + timeouts) and GPUUtilization (%)
+//	tgi         histograms over TGI's 35 geometric duration buckets (0.15 ms … 146 s, le written
+//	            as Rust does), 100 input-length buckets, queue size, batch size (= running),
+//	            request count / success / failure{err}; one router per model, whose scrape
+//	            configuration adds model_name (expo.TGIModelLabel: set it as the model label);
+//	            versions merged; no process start or load state
+//
+// Roles an engine lacks are absent, exactly as pkg/profile's Missing says. Live /metrics and
+// history are the same numbers in every naming (TestLiveMatchesHistory).
+//
+// # History
+//
+// History is OpenMetrics (family by family, "# EOF", timestamps in seconds, job="inference",
+// explicit instance) for `promtool tsdb create-blocks-from openmetrics --max-block-duration=1458h`:
+// with promtool's default 2h block range it would re-parse the whole input once per 2 hours of
+// history. History step: DefaultHistoryStep = 60 s; with it use rate windows of 2m or more (5m
+// is what the tests use); a 1m window holds a single sample.
+//
+// GPU series ride along (HistoryTargets, GPUTargets): every node's 8 GPUs, rendered from
+// GPUSnapshot by the probe's own exporter (pkg/probe/promexport), with the labels a Prometheus
+// scraping the probe stores: job="inferscope-probe", instance="<node>:9835", node="<node>"
+// (provisioning/prometheus/prometheus.yml adds node). Only core families are kept
+// (GPUHistoryFamilies): utilisation, memory used / total (dcgm: FB_USED / FREE / TOTAL),
+// temperature, power, clock-event reasons, ECC, XID. The dcgm naming holds DCGM_FI_DEV_* names
+// only, with dcgm-exporter's labels (gpu, UUID, device, modelName, Hostname, pod, namespace,
+// container). TestGPUHistoryIsWhatTheProbeServes compares the history with a scrape of the real
+// probe on the scenario's mock GPUs, label for label and value for value.
+//
+// Build cost, measured on the 2-core development machine while other builds ran (load average
+// 5-10: wall times swing with the load, CPU times are steadier), `inferscope-loadgen --profile=P
+// --tsdb-out=… --end=2026-11-23T12:00:00Z --gpu-history-days=2` (series: inference + GPU):
+//
+//	variant                                  series     wall    CPU (loadgen + promtool)  TSDB
+//	custom 8 d, no GPU (as before GPU)        671        22 s   14.0 s (before: 15.9 s)    42 MB
+//	custom 8 d, GPU last 2 d (TSDB default)   671+385    31 s   20.0 s                     43 MB
+//	custom 8 d, GPU all 8 d                   671+385    79 s   36.6 s
+//	vllm 8 d, GPU 2 d                         861+385    53 s   25.5 s                     54 MB
+//	triton 8 d, GPU 2 d                       144+385    16 s    7.7 s                      9 MB
+//	torchserve 8 d, GPU 2 d                    54+385    14 s    6.1 s                      5 MB
+//	tgi 8 d, GPU 2 d                         1560+385    78 s   41.6 s                     97 MB
+//	tgi 2 d, GPU 2 d (TSDB default)          1560+385    20 s
+//	--warm-test-cache (all WarmVariants)                103 s   82 s
+//
+// (The dcgm GPU naming has 240 series instead of 385.) Rendering GPU history through the
+// exporter costs 1-2 s of CPU per simulated day (one exporter run per node and minute:
+// BenchmarkGPUHistoryDay), which is why test TSDBs hold GPU series for the last
+// DefaultGPUHistoryDays (2) only; inferscope-loadgen writes them over the whole history unless
+// --gpu-history-days says otherwise.
 //
 // # TSDB for tests
 //
-// TSDB(t) returns a hard-linked private copy of the cached blocks, ready for promtest.Start. The
-// cache lives in $INFERSCOPE_TESTBED_CACHE or os.UserCacheDir()/inferscope-testbed/<key>, where
-// key hashes the scenario and the generator version; a lock file makes concurrent test processes
-// wait for one builder and the result is renamed into place atomically. Under -race the in-process
-// build is about twice as slow; CI can run `inferscope-loadgen --warm-test-cache` first.
+// TSDBFor(t, TSDBOptions{Profile, GPUNaming, Days, GPUDays}) returns a hard-linked private copy
+// of the cached blocks of that variant, ready for promtest.Start; TSDB(t) is TSDBFor(t,
+// TSDBOptions{}): custom naming, the probe's GPU naming, 8 days, GPU series the last 2 days.
+// Defaults: Days = DefaultTSDBDays(profile) = 8, except tgi = 2 (its buckets make it the
+// slowest; ask for Days: 8 to test a TGI baseline); GPUDays = 2; GPUNaming inferscope.
+//
+//	variant (WarmVariants)          days  GPU                  what it is for
+//	{}                              8     inferscope, last 2   custom: every query type, baseline
+//	{Profile: vllm}                 8     inferscope, last 2   vLLM histograms, baseline
+//	{Profile: triton}               8     inferscope, last 2   µs-counter means, baseline of means
+//	{Profile: triton, GPUNaming:    8     dcgm, last 2         the same with dcgm-exporter's GPU
+//	 dcgm}                                                     names
+//	{Profile: torchserve}           8     inferscope, last 2   µs-counter means, host 5xx
+//	{Profile: tgi}                  2     inferscope, last 2   TGI histograms (no baseline)
+//
+// Any other combination works too (built on first use). The cache lives in
+// $INFERSCOPE_TESTBED_CACHE or os.UserCacheDir()/inferscope-testbed/<key>, where key names the
+// variant and hashes the scenario, the generator version and the variant's exposition at the end
+// and in every incident (so editing a naming or the GPU rendering invalidates it); a lock file makes concurrent test
+// processes wait for one builder and the result is renamed into place atomically. Under -race
+// the in-process build is about twice as slow; CI should run `inferscope-loadgen
+// --warm-test-cache` first, which builds every WarmVariants entry (about 90 s of CPU in all);
+// with a warm cache `go test -race` of pkg/testbed takes about 20 s.
 package testbed

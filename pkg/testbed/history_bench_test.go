@@ -22,3 +22,19 @@ func BenchmarkHistoryDay(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGPUHistoryDay measures writing one day of the probes' GPU history: one run of the
+// probe's exporter per node and step dominates.
+func BenchmarkGPUHistoryDay(b *testing.B) {
+	s := testbed.Default(testbed.DefaultEnd)
+	from := testbed.DefaultEnd.Add(-24 * time.Hour)
+	for i := 0; i < b.N; i++ {
+		tg, err := s.GPUTargets(testbed.GPUNamingInferscope, from, testbed.DefaultEnd)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := expo.WriteHistory(context.Background(), io.Discard, tg, expo.HistoryOptions{From: from, To: testbed.DefaultEnd, Step: testbed.DefaultHistoryStep}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

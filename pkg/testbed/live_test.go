@@ -37,7 +37,11 @@ func sampleKey(name string, labels map[string]string) string {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		fmt.Fprintf(&b, "%s=%q", n, labels[n])
+		v := labels[n]
+		if f, err := strconv.ParseFloat(v, 64); n == "le" && err == nil {
+			v = strconv.FormatFloat(f, 'g', -1, 64) // "1.0" (Python), "1" (Rust) and 1 agree
+		}
+		fmt.Fprintf(&b, "%s=%q", n, v)
 	}
 	b.WriteString("}")
 	return b.String()
@@ -175,10 +179,16 @@ func parseText(t *testing.T, body []byte) map[string]*dto.MetricFamily {
 }
 
 // A Prometheus scraping the live endpoint sees exactly the values the history holds at the same
-// instant, so scraped data continues the imported history seamlessly.
+// instant, in every naming, so scraped data continues the imported history seamlessly.
 func TestLiveMatchesHistory(t *testing.T) {
 	s := testbed.Default(end)
-	p, err := expo.Lookup("custom")
+	for _, name := range expo.ProfileNames() {
+		t.Run(name, func(t *testing.T) { liveMatchesHistory(t, s, name) })
+	}
+}
+
+func liveMatchesHistory(t *testing.T, s *testbed.Scenario, name string) {
+	p, err := expo.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +197,10 @@ func TestLiveMatchesHistory(t *testing.T) {
 		live := map[string]float64{}
 		for _, inst := range s.Instances() {
 			body := get(t, srv.URL+"/metrics?"+url.Values{"instance": {inst}}.Encode())
-			if !bytes.Contains(body, []byte(`le="1.0"`)) || !bytes.Contains(body, []byte(`le="+Inf"`)) {
+			if !bytes.Contains(body, []byte(`le="+Inf"`)) && name != "triton" && name != "torchserve" {
+				t.Errorf("%s: no histogram", inst)
+			}
+			if name == "custom" && !bytes.Contains(body, []byte(`le="1.0"`)) {
 				t.Errorf("%s: bucket bounds not written like prometheus_client (le=\"1.0\")", inst)
 			}
 			if bytes.Contains(body, []byte(`instance=`)) {
@@ -209,7 +222,7 @@ func TestLiveMatchesHistory(t *testing.T) {
 		}
 		written := parseHistory(t, &hist, at.Unix())
 
-		if len(live) < 500 || len(live) != len(written) || len(all) != len(live) {
+		if len(live) < 50 || len(live) != len(written) || len(all) != len(live) {
 			t.Fatalf("at %s: %d live samples, %d all-instance samples, %d history samples", at, len(live), len(all), len(written))
 		}
 		for k, v := range live {

@@ -22,6 +22,8 @@ type regime struct {
 	confidence float64
 	batch      atoms
 	input      mixture
+	cacheHit   float64 // share of input elements found in the prefix cache
+	preempt    float64 // preemptions per request
 
 	mu    sync.Mutex
 	cache map[string][]float64 // segment + bounds → P(X ≤ bound)
@@ -54,6 +56,8 @@ var (
 	surgeBatch        = atoms{{8, 0.2}, {16, 0.4}, {32, 0.4}}
 	surgeTraffic      = 1.5
 	canaryConfDelta   = map[string]float64{"recsys-ranker": -0.02, "text-embedder": 0.005}
+	coldCacheHit      = 0.05 // prefix cache hit share while warming up after a restart
+	slowdownPreempt   = 0.02 // preemptions per request while memory is near full
 )
 
 func (s *Scenario) regimeFor(m *modelSpec, k regimeKey) *regime {
@@ -65,7 +69,10 @@ func (s *Scenario) regimeFor(m *modelSpec, k regimeKey) *regime {
 	r := &regime{
 		queue: m.queue, compute: m.compute, network: m.network,
 		errRatio: m.errRatio, timeout: m.timeout, fallback: m.fallback, confidence: m.confidence,
-		batch: m.batch, input: m.input, cache: map[string][]float64{},
+		batch: m.batch, input: m.input, cacheHit: m.cacheHit, cache: map[string][]float64{},
+	}
+	if k.warm > 1 {
+		r.cacheHit = coldCacheHit
 	}
 	if k.surge {
 		r.queue = surgeQueue
@@ -82,6 +89,7 @@ func (s *Scenario) regimeFor(m *modelSpec, k regimeKey) *regime {
 		r.compute = append(fast, tail)
 		r.queue = m.queue.scaled(slowdownQueue)
 		r.timeout = 0.005
+		r.preempt = slowdownPreempt
 	}
 	if k.gpuIdle {
 		gpu := m.compute.scaled(1)

@@ -56,6 +56,7 @@ type modelSpec struct {
 	input      mixture
 	memBase    float64 // GPU memory used ratio when serving normally
 	cpuCompute mixture // compute time of the CPU fallback path
+	cacheHit   float64 // share of input elements found in the prefix cache
 }
 
 // Incident is a scripted departure from steady state.
@@ -133,6 +134,7 @@ func Default(end time.Time) *Scenario {
 			input:      mixture{{1, 180, 0.5}},
 			memBase:    0.80,
 			cpuCompute: mixture{{1, 0.030, 0.3}},
+			cacheHit:   0.35,
 		},
 		{
 			name: "text-embedder", stable: "v2.1.0", canary: "v2.2.0",
@@ -147,6 +149,7 @@ func Default(end time.Time) *Scenario {
 			input:      mixture{{1, 300, 0.8}},
 			memBase:    0.55,
 			cpuCompute: mixture{{1, 0.045, 0.3}},
+			cacheHit:   0.55,
 		},
 	}
 	s.incidents = []Incident{

@@ -39,26 +39,53 @@ func (src source) stream(x expo.Stream) *stream {
 
 func (src source) Count(x expo.Stream, c expo.Counter, t time.Time) float64 {
 	st := src.stream(x)
-	if st == nil {
-		return 0
-	}
-	var f func(*regime) float64
-	key := "counter:" + strconv.Itoa(int(c))
-	switch c {
-	case expo.Requests:
-		f = func(*regime) float64 { return 1 }
-	case expo.RequestsOK:
-		f = func(r *regime) float64 { return 1 - r.errRatio - r.timeout }
-	case expo.Errors:
-		f = func(r *regime) float64 { return r.errRatio }
-	case expo.Timeouts:
-		f = func(r *regime) float64 { return r.timeout }
-	case expo.Fallbacks:
-		f = func(r *regime) float64 { return r.fallback }
-	default:
+	f := counterFunc(c)
+	if st == nil || f == nil {
 		return math.NaN()
 	}
-	return st.cumulative(t, key, f)
+	return st.cumulative(t, "counter:"+strconv.Itoa(int(c)), f)
+}
+
+// counterFunc is a counter's expected growth per request in a regime (nil for an unknown one).
+func counterFunc(c expo.Counter) func(*regime) float64 {
+	switch c {
+	case expo.Requests:
+		return func(*regime) float64 { return 1 }
+	case expo.RequestsOK:
+		return func(r *regime) float64 { return 1 - r.errRatio - r.timeout }
+	case expo.Errors:
+		return func(r *regime) float64 { return r.errRatio }
+	case expo.Timeouts:
+		return func(r *regime) float64 { return r.timeout }
+	case expo.Fallbacks:
+		return func(r *regime) float64 { return r.fallback }
+	case expo.PromptTokens:
+		return func(r *regime) float64 { return r.input.mean() }
+	case expo.CachedTokens:
+		return func(r *regime) float64 { return r.input.mean() * r.cacheHit }
+	case expo.Preemptions:
+		return func(r *regime) float64 { return r.preempt }
+	case expo.Batches:
+		return func(r *regime) float64 { return r.perRequest(BatchSize) }
+	}
+	return nil
+}
+
+// measureSegments maps the naming layer's measures onto the scenario's segments.
+var measureSegments = map[expo.Measure]Segment{
+	expo.Latency: E2E, expo.QueueTime: Queue, expo.ComputeTime: Compute,
+	expo.GatewayTime: Gateway, expo.InputLength: InputLength, expo.BatchSize: BatchSize,
+}
+
+func (src source) Total(x expo.Stream, m expo.Measure, c expo.Counter, t time.Time) float64 {
+	st := src.stream(x)
+	g, ok := measureSegments[m]
+	share := counterFunc(c)
+	if st == nil || !ok || g == BatchSize || share == nil || c > expo.Fallbacks {
+		return math.NaN()
+	}
+	key := "total:" + strconv.Itoa(int(m)) + ":" + strconv.Itoa(int(c))
+	return st.cumulative(t, key, func(r *regime) float64 { return share(r) * r.mean(g) })
 }
 
 func (src source) Histogram(x expo.Stream, m expo.Measure, bounds []float64, t time.Time) ([]float64, float64, float64) {
@@ -71,19 +98,32 @@ func (src source) Histogram(x expo.Stream, m expo.Measure, bounds []float64, t t
 		sum := st.cumulative(t, "confidence", func(r *regime) float64 { return r.confidence })
 		return make([]float64, len(bounds)), n, sum
 	}
-	g, ok := map[expo.Measure]Segment{
-		expo.Latency: E2E, expo.QueueTime: Queue, expo.ComputeTime: Compute,
-		expo.GatewayTime: Gateway, expo.InputLength: InputLength, expo.BatchSize: BatchSize,
-	}[m]
+	g, ok := measureSegments[m]
 	if !ok {
 		return make([]float64, len(bounds)), math.NaN(), math.NaN()
 	}
 	return st.histogram(g, src.s.boundsKey(g, bounds), bounds, t)
 }
 
-func (src source) QueueDepth(instance, model string, t time.Time) float64 {
-	return src.s.QueueDepth(instance, model, t)
+func (src source) Queued(x expo.Stream, t time.Time) float64 {
+	if st := src.stream(x); st != nil {
+		return st.inFlight(Queue, t)
+	}
+	return math.NaN()
 }
+
+func (src source) Running(x expo.Stream, t time.Time) float64 {
+	if st := src.stream(x); st != nil {
+		return st.inFlight(Compute, t)
+	}
+	return math.NaN()
+}
+
+func (src source) KVCacheUsage(instance, model string, t time.Time) float64 {
+	return src.s.KVCacheUsage(instance, model, t)
+}
+
+func (src source) GPUUUID(instance string, gpu int) string { return GPUUUID(instance, gpu) }
 
 func (src source) Ready(instance string, t time.Time) bool { return src.s.Ready(instance, t) }
 
@@ -98,11 +138,36 @@ func (src source) GPUUtilRatio(instance string, gpu int, t time.Time) float64 {
 // QueueDepth is the expected number of queued requests of a model on an instance (Little's law:
 // arrival rate × mean queue time).
 func (s *Scenario) QueueDepth(instance, model string, t time.Time) float64 {
+	return s.inFlight(Queue, instance, model, "", t)
+}
+
+// Running is the expected number of executing requests (arrival rate × mean compute time), what
+// vLLM's num_requests_running and TGI's batch_current_size show.
+func (s *Scenario) Running(instance, model, version string, t time.Time) float64 {
+	return s.inFlight(Compute, instance, model, version, t)
+}
+
+// kvSlots is how many concurrently running requests fill a model's KV cache on an instance.
+const kvSlots = 8
+
+// KVCacheUsage is the share of a model's KV cache in use on an instance: Running / 8, capped at
+// 1 (about 0.2-0.3 in steady state, 0.8 in the compute slowdown).
+func (s *Scenario) KVCacheUsage(instance, model string, t time.Time) float64 {
+	return math.Min(1, s.Running(instance, model, "", t)/kvSlots)
+}
+
+func (s *Scenario) inFlight(g Segment, instance, model, version string, t time.Time) float64 {
 	var d float64
-	for _, st := range s.streamsFor(instance, model, "") {
-		if r := st.regimeAt(t); r != nil {
-			d += st.qps(t) * r.queue.mean()
-		}
+	for _, st := range s.streamsFor(instance, model, version) {
+		d += st.inFlight(g, t)
 	}
 	return d
+}
+
+// inFlight is Little's law for one stream: arrival rate × mean time in the segment.
+func (st *stream) inFlight(g Segment, t time.Time) float64 {
+	if r := st.regimeAt(t); r != nil {
+		return st.qps(t) * r.mean(g)
+	}
+	return 0
 }

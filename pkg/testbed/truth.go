@@ -22,20 +22,79 @@ func (s *Scenario) QPS(instance, model, version string, t time.Time) float64 {
 	return q
 }
 
-// MeanQPS is the average request rate over [from, to]: what rate() gives when the window's
-// first sample is at from and its last at to (restarts included, as rate() handles resets).
+// MeanQPS is the average request rate over [from, to]: every request served in the window,
+// divided by its length. It is what rate() gives when the window's first sample is at from and
+// its last at to and no restart falls inside (0, to]. Across a restart Prometheus cannot see the
+// requests the old process served after its last sample (the sample at the restart already
+// shows the new process's count), so rate() is lower: SampledMeanQPS is that figure.
 func (s *Scenario) MeanQPS(instance, model, version string, from, to time.Time) float64 {
+	return s.SampledMeanQPS(instance, model, version, from, to, 0)
+}
+
+// SampledMeanQPS is what rate() gives over [from, to] when the counters are sampled on the
+// step grid (t.Truncate(step), as the written history is) and from and to are grid points:
+// requests served between a restart and the last sample before it are lost, as in any
+// Prometheus. step 0 counts every request (MeanQPS).
+func (s *Scenario) SampledMeanQPS(instance, model, version string, from, to time.Time, step time.Duration) float64 {
 	d := to.Sub(from).Seconds()
 	if d <= 0 {
 		return math.NaN()
 	}
+	return s.Increase(Requests, instance, model, version, from, to, step) / d
+}
+
+// Counter selects a cumulative count (see expo.Counter); the constants below name them.
+type Counter = expo.Counter
+
+// The counters Increase knows.
+const (
+	Requests     = expo.Requests
+	RequestsOK   = expo.RequestsOK
+	Errors       = expo.Errors
+	Timeouts     = expo.Timeouts
+	Fallbacks    = expo.Fallbacks
+	PromptTokens = expo.PromptTokens
+	CachedTokens = expo.CachedTokens
+	Preemptions  = expo.Preemptions
+	Batches      = expo.Batches
+)
+
+// Increase is the expected growth of a counter over [from, to], what increase() gives on
+// samples every step (step 0: every event counted; see SampledMeanQPS for the restart edge).
+// Ratios of increases are the windowed truths: Errors/Requests, CachedTokens/PromptTokens (prefix
+// cache hit ratio), Requests/Batches (mean batch size), Preemptions/Requests. NaN for an unknown
+// counter.
+func (s *Scenario) Increase(c Counter, instance, model, version string, from, to time.Time, step time.Duration) float64 {
+	f := counterFunc(c)
+	if f == nil {
+		return math.NaN()
+	}
 	var n float64
 	for _, st := range s.streamsFor(instance, model, version) {
-		for _, e := range st.windowExposure(from, to) {
-			n += e
+		for i, e := range s.exposure(st, from, to, step) {
+			if e != 0 {
+				n += e * f(st.regs[i])
+			}
 		}
 	}
-	return n / d
+	return n
+}
+
+// CacheHitRatio is the expected share of input elements found in the prefix cache at t
+// (0.35 recsys, 0.55 embedder; 0.05 while warming up after a restart).
+func (s *Scenario) CacheHitRatio(instance, model, version string, t time.Time) float64 {
+	var in, hit float64
+	for _, st := range s.streamsFor(instance, model, version) {
+		if r := st.regimeAt(t); r != nil {
+			q := st.qps(t) * r.input.mean()
+			in += q
+			hit += q * r.cacheHit
+		}
+	}
+	if in == 0 {
+		return math.NaN()
+	}
+	return hit / in
 }
 
 // Requests is the exposed cumulative request count at t (since each process start), summed.
@@ -127,12 +186,20 @@ func (s *Scenario) Histogram(g Segment, instance, model, version string, bounds 
 }
 
 // HistogramIncrease is the expected growth of the histogram over [from, to] (restart-safe, like
-// increase()).
+// increase(), counting every observation: see SampledHistogramIncrease for the restart edge).
 func (s *Scenario) HistogramIncrease(g Segment, instance, model, version string, bounds []float64, from, to time.Time) (cum []float64, count, sum float64) {
+	return s.SampledHistogramIncrease(g, instance, model, version, bounds, from, to, 0)
+}
+
+// SampledHistogramIncrease is HistogramIncrease as increase() sees it on samples every step
+// (see SampledMeanQPS). With a profile's bucket layout and HistogramQuantile it gives what
+// histogram_quantile(q, sum by (le) (rate(x_bucket[w]))) returns for that profile, e.g. vLLM's
+// coarse expo.VLLMRequestLatencyBuckets.
+func (s *Scenario) SampledHistogramIncrease(g Segment, instance, model, version string, bounds []float64, from, to time.Time, step time.Duration) (cum []float64, count, sum float64) {
 	cum = make([]float64, len(bounds))
 	key := boundsKey(g, bounds)
 	for _, st := range s.streamsFor(instance, model, version) {
-		for i, e := range st.windowExposure(from, to) {
+		for i, e := range s.exposure(st, from, to, step) {
 			if e == 0 {
 				continue
 			}
@@ -249,6 +316,34 @@ func (s *Scenario) mix(instance, model, version string, t time.Time, g Segment) 
 		ws[i] /= total
 	}
 	return ws, rs
+}
+
+// exposure returns, per local regime, the requests in [from, to] that samples every step see:
+// all of them for step 0; otherwise those served between a restart and the last grid sample
+// before it are missing, because the sample at (or first after) the restart shows the new
+// process's count.
+func (s *Scenario) exposure(st *stream, from, to time.Time, step time.Duration) []float64 {
+	out := st.windowExposure(from, to)
+	if step <= 0 {
+		return out
+	}
+	in := s.instance(st.instance)
+	for _, r := range in.starts {
+		if !r.After(from) || r.After(to) {
+			continue
+		}
+		last := r.Truncate(step)
+		if last.Equal(r) {
+			last = r.Add(-step)
+		}
+		if last.Before(from) {
+			last = from
+		}
+		for i, e := range st.windowExposure(last, r) {
+			out[i] -= e
+		}
+	}
+	return out
 }
 
 // windowExposure returns, per local regime, the requests served in [from, to].

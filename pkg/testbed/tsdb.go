@@ -24,7 +24,7 @@ import (
 
 // generatorVersion changes whenever the history's content changes in a way the scenario's own
 // fingerprint does not show (formulas, naming); it invalidates cached TSDBs.
-const generatorVersion = "testbed-history-v2"
+const generatorVersion = "testbed-history-v3"
 
 // CacheEnv overrides the directory where built TSDBs are cached across test processes.
 const CacheEnv = "INFERSCOPE_TESTBED_CACHE"
@@ -33,23 +33,109 @@ const CacheEnv = "INFERSCOPE_TESTBED_CACHE"
 // 2h it would re-parse the input once per 2 hours of history.
 const maxBlockDuration = "1458h"
 
+// DefaultGPUHistoryDays is how many days before the end a test TSDB holds GPU series: the GPU
+// incidents all sit in the last day, and rendering GPU history through the probe's exporter is
+// the slowest part of the build (see doc.go).
+const DefaultGPUHistoryDays = 2
+
+// TSDBOptions selects a test TSDB variant. The zero value is TSDB's: custom naming, the probe's
+// GPU naming, DefaultHistoryDays of history.
+type TSDBOptions struct {
+	// Profile is the naming of the inference series: custom (default), vllm, triton,
+	// torchserve or tgi (expo.ProfileNames).
+	Profile string
+	// GPUNaming is the naming of the GPU series: inferscope (default, the probe's), dcgm
+	// (dcgm-exporter's, through the probe's dcgm mode) or none.
+	GPUNaming string
+	// Days of history ending at DefaultEnd; 0 = DefaultTSDBDays(Profile).
+	Days int
+	// GPUDays of GPU history ending at DefaultEnd; 0 = DefaultGPUHistoryDays (capped at Days).
+	GPUDays int
+}
+
+// DefaultTSDBDays is the history a test TSDB of a naming holds unless TSDBOptions.Days says
+// otherwise: DefaultHistoryDays (8, what the baseline needs: the previous 7 days at the same
+// time of day) for every naming but tgi, whose 35 duration and 100 input-length buckets per
+// histogram make it the slowest to build (see doc.go); its 2 days cover every incident (all in
+// the last day) with the rate windows before them. Set Days: 8 to test a TGI baseline.
+func DefaultTSDBDays(profile string) int {
+	if profile == "tgi" {
+		return 2
+	}
+	return DefaultHistoryDays
+}
+
+// normalize fills the defaults and checks the options.
+func (o TSDBOptions) normalize() (TSDBOptions, error) {
+	if o.Profile == "" {
+		o.Profile = "custom"
+	}
+	if _, err := expo.Lookup(o.Profile); err != nil {
+		return o, err
+	}
+	g, err := ParseGPUNaming(o.GPUNaming)
+	if err != nil {
+		return o, err
+	}
+	o.GPUNaming = g
+	if o.Days == 0 {
+		o.Days = DefaultTSDBDays(o.Profile)
+	}
+	if o.GPUDays == 0 {
+		o.GPUDays = DefaultGPUHistoryDays
+	}
+	if o.Days < 1 || o.Days > 60 || o.GPUDays < 1 {
+		return o, fmt.Errorf("history of %d days (GPU %d days): want 1-60 days", o.Days, o.GPUDays)
+	}
+	o.GPUDays = min(o.GPUDays, o.Days)
+	if o.GPUNaming == GPUNamingNone {
+		o.GPUDays = 0
+	}
+	return o, nil
+}
+
+// WarmVariants are the TSDB variants this module's tests use; `inferscope-loadgen
+// --warm-test-cache` builds them all: every naming with the probe's GPU naming, plus Triton with
+// dcgm-exporter's (Triton fleets usually run dcgm-exporter).
+var WarmVariants = []TSDBOptions{
+	{},
+	{Profile: "vllm"},
+	{Profile: "triton"},
+	{Profile: "triton", GPUNaming: GPUNamingDCGM},
+	{Profile: "torchserve"},
+	{Profile: "tgi"},
+}
+
+// tsdbBuilds remembers, per normalised variant, the cached directory this process uses.
 var tsdbBuilds struct {
 	mu   sync.Mutex
-	dirs map[string]string
+	dirs map[TSDBOptions]string
 }
 
 // TSDB returns a private copy of the default scenario's history (DefaultHistoryDays days ending
-// at DefaultEnd, custom naming, job="inference", one sample per DefaultHistoryStep) as a
-// Prometheus data directory, ready for promtest.Start. The blocks are built once per cache key
-// (promtool is required: a skip, or a failure when CI=true) and kept under the user cache dir
-// across test processes; the copy is hard-linked into t.TempDir().
+// at DefaultEnd, custom naming, job="inference", one sample per DefaultHistoryStep, plus the
+// probes' GPU series of the last DefaultGPUHistoryDays) as a Prometheus data directory, ready for
+// promtest.Start. It is TSDBFor(t, TSDBOptions{}).
 func TSDB(t testing.TB) (dir string, s *Scenario) {
 	t.Helper()
+	return TSDBFor(t, TSDBOptions{})
+}
+
+// TSDBFor returns a private copy of the variant's history as a Prometheus data directory. The
+// blocks are built once per variant (promtool is required: a skip, or a failure when CI=true)
+// and kept under the user cache dir across test processes; the copy is hard-linked into
+// t.TempDir(). Bad options fail the test.
+func TSDBFor(t testing.TB, o TSDBOptions) (dir string, s *Scenario) {
+	t.Helper()
+	o, err := o.normalize()
+	if err != nil {
+		t.Fatalf("test bed TSDB: %v", err)
+	}
 	promtool := promtest.RequireBinary(t, "promtool")
 	s = Default(DefaultEnd)
-	cached, err := cachedTSDB(t.Context(), s, promtool)
+	cached, err := cachedTSDB(t.Context(), s, o, promtool)
 	if err != nil {
-		t.Fatalf("build the test bed TSDB: %v", err)
+		t.Fatalf("build the test bed TSDB (%+v): %v", o, err)
 	}
 	dir = filepath.Join(t.TempDir(), "tsdb")
 	if err := linkTree(cached, dir); err != nil {
@@ -58,20 +144,39 @@ func TSDB(t testing.TB) (dir string, s *Scenario) {
 	return dir, s
 }
 
-// WarmTSDBCache builds the cached TSDB that TSDB uses, when missing, and returns its directory.
-// A CI can call it (inferscope-loadgen --warm-test-cache) before running tests under -race,
-// where generating the history in-process is several times slower.
-func WarmTSDBCache(ctx context.Context, promtool string) (string, error) {
-	return cachedTSDB(ctx, Default(DefaultEnd), promtool)
+// WarmTSDBCache builds the cached TSDBs of the given variants (WarmVariants when none), one
+// after the other, when missing, and returns their directories. A CI can call it
+// (inferscope-loadgen --warm-test-cache) before running tests under -race, where generating the
+// history in-process is several times slower.
+func WarmTSDBCache(ctx context.Context, promtool string, variants ...TSDBOptions) ([]string, error) {
+	if len(variants) == 0 {
+		variants = WarmVariants
+	}
+	var dirs []string
+	for _, v := range variants {
+		o, err := v.normalize()
+		if err != nil {
+			return dirs, err
+		}
+		d, err := cachedTSDB(ctx, Default(DefaultEnd), o, promtool)
+		if err != nil {
+			return dirs, fmt.Errorf("%+v: %w", o, err)
+		}
+		dirs = append(dirs, d)
+	}
+	return dirs, nil
 }
 
 // cachedTSDB returns the directory of the cached blocks, building them when missing.
-func cachedTSDB(ctx context.Context, s *Scenario, promtool string) (string, error) {
-	key := tsdbKey(s, DefaultHistoryDays, DefaultHistoryStep)
+func cachedTSDB(ctx context.Context, s *Scenario, o TSDBOptions, promtool string) (string, error) {
 	tsdbBuilds.mu.Lock()
 	defer tsdbBuilds.mu.Unlock()
-	if d, ok := tsdbBuilds.dirs[key]; ok {
+	if d, ok := tsdbBuilds.dirs[o]; ok { // the scenario is always Default(DefaultEnd)
 		return d, nil
+	}
+	key, err := tsdbKey(s, o, DefaultHistoryStep)
+	if err != nil {
+		return "", err
 	}
 	root, err := cacheRoot()
 	if err != nil {
@@ -85,15 +190,15 @@ func cachedTSDB(ctx context.Context, s *Scenario, promtool string) (string, erro
 		}
 		defer unlock()
 		if !validTSDB(final) { // another process may have built it while we waited
-			if err := buildTSDB(ctx, s, promtool, root, final); err != nil {
+			if err := buildTSDB(ctx, s, o, promtool, root, final); err != nil {
 				return "", err
 			}
 		}
 	}
 	if tsdbBuilds.dirs == nil {
-		tsdbBuilds.dirs = map[string]string{}
+		tsdbBuilds.dirs = map[TSDBOptions]string{}
 	}
-	tsdbBuilds.dirs[key] = final
+	tsdbBuilds.dirs[o] = final
 	return final, nil
 }
 
@@ -112,10 +217,12 @@ func cacheRoot() (string, error) {
 	return root, nil
 }
 
-// tsdbKey fingerprints everything the history depends on.
-func tsdbKey(s *Scenario, days int, step time.Duration) string {
+// tsdbKey fingerprints everything the history depends on: the scenario, the variant, and what
+// the variant's targets expose at a few telling instants (so a changed naming or GPU rendering
+// invalidates the cache without anyone remembering to bump generatorVersion).
+func tsdbKey(s *Scenario, o TSDBOptions, step time.Duration) (string, error) {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s|%s|%s|%d|%s|custom|inference\n", generatorVersion, s.name, s.end.Format(time.RFC3339), days, step)
+	fmt.Fprintf(h, "%s|%s|%s|%s|%+v\n", generatorVersion, s.name, s.end.Format(time.RFC3339), step, o)
 	for _, in := range s.instances {
 		fmt.Fprintf(h, "%+v\n", in)
 	}
@@ -125,7 +232,34 @@ func tsdbKey(s *Scenario, days int, step time.Duration) string {
 	for _, inc := range s.incidents {
 		fmt.Fprintf(h, "%+v\n", inc)
 	}
-	return "default-" + hex.EncodeToString(h.Sum(nil))[:16]
+	if err := exposureFingerprint(h, s, o); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s-%s-%s-%dd-", s.name, o.Profile, o.GPUNaming, o.Days) + hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// exposureFingerprint writes the variant's exposition at the end of the history and in the
+// middle of every incident.
+func exposureFingerprint(w io.Writer, s *Scenario, o TSDBOptions) error {
+	gpuFrom := s.end.AddDate(0, 0, -max(o.GPUDays, 1))
+	targets, err := s.HistoryTargets(o.Profile, o.GPUNaming, s.end.AddDate(0, 0, -o.Days), gpuFrom, s.end)
+	if err != nil {
+		return err
+	}
+	at := []time.Time{s.end}
+	for _, in := range s.incidents {
+		if m := in.Start.Add(in.End.Sub(in.Start) / 2).Truncate(time.Minute); m.Before(s.end) && !m.Before(gpuFrom) {
+			at = append(at, m)
+		}
+	}
+	for _, t := range at {
+		for _, tg := range targets {
+			if err := expo.WriteText(w, tg.Families, t, append([]expo.Label{{Name: "instance", Value: tg.Instance}}, tg.Labels...)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // validTSDB reports whether dir holds at least one complete block.
@@ -229,23 +363,45 @@ func importPart(ctx context.Context, targets []expo.Target, promtool, file, bloc
 	return nil
 }
 
-func buildTSDB(ctx context.Context, s *Scenario, promtool, root, final string) error {
+func buildTSDB(ctx context.Context, s *Scenario, o TSDBOptions, promtool, root, final string) error {
 	tmp, err := os.MkdirTemp(root, filepath.Base(final)+".tmp-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
 	built := filepath.Join(tmp, "tsdb")
-	p, err := expo.Lookup("custom")
+	opt := expo.HistoryOptions{From: s.End().AddDate(0, 0, -o.Days), To: s.End(), Step: DefaultHistoryStep, Job: "inference"}
+	targets, err := s.HistoryTargets(o.Profile, o.GPUNaming, opt.From, s.End().AddDate(0, 0, -o.GPUDays), opt.To)
 	if err != nil {
 		return err
 	}
-	opt := expo.HistoryOptions{From: s.Start(), To: s.end, Step: DefaultHistoryStep, Job: "inference"}
-	if err := BuildHistoryTSDB(ctx, p.Targets(s.Source()), promtool, built, opt); err != nil {
+	if err := BuildHistoryTSDB(ctx, targets, promtool, built, opt); err != nil {
 		return err
 	}
 	_ = os.RemoveAll(final) // an invalid leftover
 	return os.Rename(built, final)
+}
+
+// HistoryTargets are the scrape targets whose history the test bed writes: the inference
+// instances in a profile's naming from from on, and the probes' GPU series in a GPU naming
+// (GPUNamingNone: none) from gpuFrom on, both up to to.
+func (s *Scenario) HistoryTargets(profile, gpuNaming string, from, gpuFrom, to time.Time) ([]expo.Target, error) {
+	p, err := expo.Lookup(profile)
+	if err != nil {
+		return nil, err
+	}
+	targets := p.Targets(s.Source())
+	if gpuNaming == GPUNamingNone {
+		return targets, nil
+	}
+	if gpuFrom.Before(from) {
+		gpuFrom = from
+	}
+	gpu, err := s.GPUTargets(gpuNaming, gpuFrom, to)
+	if err != nil {
+		return nil, err
+	}
+	return append(targets, gpu...), nil
 }
 
 // linkTree recreates src under dst with hard links (copies across file systems).

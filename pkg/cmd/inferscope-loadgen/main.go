@@ -6,7 +6,16 @@
 //	inferscope-loadgen --history-out=history.om --end=2026-11-23T12:00:00Z
 //	inferscope-loadgen --history-out=history.om --serve             # history up to now, then serve
 //	inferscope-loadgen --tsdb-out=data --end=2026-11-23T12:00:00Z    # history imported with promtool
-//	inferscope-loadgen --warm-test-cache                            # build the TSDB that testbed.TSDB uses
+//	inferscope-loadgen --warm-test-cache                            # build the TSDBs the tests use
+//	inferscope-loadgen --profile=triton --gpu-naming=dcgm --tsdb-out=data
+//
+// --profile names the inference series as vLLM, Triton, TorchServe or TGI serve them (default:
+// the brief's custom service), live and in the history alike. The history also holds every
+// node's GPU series as a Prometheus scraping inferscope-probe (job inferscope-probe, instance
+// <node>:9835, node label) stores them, rendered by the probe's own exporter from the same
+// scenario, in the probe's naming or dcgm-exporter's (--gpu-naming; none leaves them out). Live
+// GPU metrics come from the probe itself (inferscope-probe --mock=dgxa100 --mock.instance=…
+// --mock.end=<the same --end>), not from the loadgen.
 //
 // Live layout: GET /metrics?instance=node-a:8000 serves one instance without an instance label,
 // so each instance is its own Prometheus target and Prometheus sets instance and job exactly as
@@ -78,6 +87,8 @@ type config struct {
 	end         time.Time
 	profile     expo.Profile
 	job         string
+	gpuNaming   string
+	gpuDays     int
 }
 
 func parseFlags(args []string, stderr io.Writer, now time.Time) (config, error) {
@@ -96,6 +107,8 @@ func parseFlags(args []string, stderr io.Writer, now time.Time) (config, error) 
 	fs.StringVar(&profileFlag, "profile", "custom", "metric naming profile: "+fmt.Sprint(expo.ProfileNames()))
 	fs.StringVar(&scenarioFlag, "scenario", "default", "scenario: default")
 	fs.StringVar(&c.job, "job", "inference", "job label written into the history")
+	fs.StringVar(&c.gpuNaming, "gpu-naming", testbed.GPUNamingInferscope, "GPU series in the history: inferscope (the probe's naming), dcgm (dcgm-exporter's) or none")
+	fs.IntVar(&c.gpuDays, "gpu-history-days", 0, "days of GPU history at the end of the history (0 = all of it); GPU history is the slow part")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return c, err
@@ -142,6 +155,12 @@ func parseFlags(args []string, stderr io.Writer, now time.Time) (config, error) 
 	if c.job == "" {
 		return c, usageError{errors.New("--job must not be empty")}
 	}
+	if c.gpuNaming, err = testbed.ParseGPUNaming(c.gpuNaming); err != nil {
+		return c, usageError{fmt.Errorf("--gpu-naming: %w", err)}
+	}
+	if c.gpuDays < 0 || c.gpuDays > c.historyDays {
+		return c, usageError{fmt.Errorf("--gpu-history-days must be between 0 and --history-days (%d), got %d", c.historyDays, c.gpuDays)}
+	}
 	return c, nil
 }
 
@@ -181,6 +200,15 @@ func historyOptions(c config) expo.HistoryOptions {
 	return expo.HistoryOptions{From: from, To: c.end, Step: c.step, Job: c.job}
 }
 
+// historyTargets are the inference instances in the chosen naming plus the probes' GPU series.
+func historyTargets(s *testbed.Scenario, c config, opt expo.HistoryOptions) ([]expo.Target, error) {
+	gpuFrom := opt.From
+	if c.gpuDays > 0 {
+		gpuFrom = c.end.Add(-time.Duration(c.gpuDays) * 24 * time.Hour)
+	}
+	return s.HistoryTargets(c.profile.Name(), c.gpuNaming, opt.From, gpuFrom, opt.To)
+}
+
 func writeTSDB(ctx context.Context, s *testbed.Scenario, c config, stderr io.Writer) error {
 	promtool, err := exec.LookPath("promtool")
 	if err != nil {
@@ -188,7 +216,11 @@ func writeTSDB(ctx context.Context, s *testbed.Scenario, c config, stderr io.Wri
 	}
 	began := time.Now()
 	opt := historyOptions(c)
-	if err := testbed.BuildHistoryTSDB(ctx, c.profile.Targets(s.Source()), promtool, c.tsdbOut, opt); err != nil {
+	targets, err := historyTargets(s, c, opt)
+	if err != nil {
+		return err
+	}
+	if err := testbed.BuildHistoryTSDB(ctx, targets, promtool, c.tsdbOut, opt); err != nil {
 		return fmt.Errorf("build TSDB: %w", err)
 	}
 	fmt.Fprintf(stderr, "tsdb: %s .. %s every %s written to %s in %s\n", opt.From.Format(time.RFC3339), opt.To.Format(time.RFC3339),
@@ -201,12 +233,14 @@ func warmCache(ctx context.Context, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--warm-test-cache needs promtool on PATH: %w", err)
 	}
-	began := time.Now()
-	dir, err := testbed.WarmTSDBCache(ctx, promtool)
-	if err != nil {
-		return err
+	for _, v := range testbed.WarmVariants {
+		began := time.Now()
+		dirs, err := testbed.WarmTSDBCache(ctx, promtool, v)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "test TSDB ready in %s: %s\n", time.Since(began).Round(time.Millisecond), dirs[0])
 	}
-	fmt.Fprintf(stderr, "test TSDB ready in %s: %s\n", dir, time.Since(began).Round(time.Millisecond))
 	return nil
 }
 
@@ -234,7 +268,11 @@ func writeHistory(ctx context.Context, s *testbed.Scenario, c config, stdout, st
 			fmt.Fprintf(stderr, "history: %3d%% (%d/%d series, %d MB)\n", pct, done, total, cw.n>>20)
 		}
 	}
-	if err := expo.WriteHistory(ctx, cw, c.profile.Targets(s.Source()), opt); err != nil {
+	targets, err := historyTargets(s, c, opt)
+	if err != nil {
+		return err
+	}
+	if err := expo.WriteHistory(ctx, cw, targets, opt); err != nil {
 		return fmt.Errorf("write history: %w", err)
 	}
 	if err := cw.w.(*bufio.Writer).Flush(); err != nil {

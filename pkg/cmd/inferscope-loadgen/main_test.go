@@ -38,6 +38,9 @@ func TestBadFlagsAreUsageErrors(t *testing.T) {
 		{[]string{"--warm-test-cache", "--serve"}, "stands alone"},
 		{[]string{"--history-out=-", "--serve"}, "stdout"},
 		{[]string{"--job="}, "job"},
+		{[]string{"--gpu-naming=nvsmi"}, "--gpu-naming"},
+		{[]string{"--gpu-history-days=9"}, "--gpu-history-days"},
+		{[]string{"--history-days=2", "--gpu-history-days=3"}, "--gpu-history-days"},
 		{[]string{"stray"}, "unexpected arguments"},
 	}
 	for _, c := range cases {
@@ -72,6 +75,46 @@ func TestHistoryFile(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "history: 100%") || !strings.Contains(stderr.String(), "every 10m0s") {
 		t.Errorf("no progress on stderr:\n%s", stderr.String())
+	}
+}
+
+// Every naming writes its own engine's series, and the probes' GPU series in the chosen GPU
+// naming ride along with their own job, instance and node labels.
+func TestHistoryFileProfilesAndGPUNaming(t *testing.T) {
+	cases := []struct {
+		profile, gpu  string
+		want, wantGPU string
+	}{
+		{"vllm", "inferscope", `vllm:e2e_request_latency_seconds_bucket{model_name="recsys-ranker",engine="0",instance="node-a:8000",job="inference",le="0.3"} `,
+			`inferscope_gpu_utilization_ratio{gpu="6",uuid="` + testbed.GPUUUID("node-a:8000", 6) + `",instance="node-a:9835",job="inferscope-probe",node="node-a"} `},
+		{"triton", "dcgm", `nv_inference_request_duration_us{model="recsys-ranker",version="v1.4.0",instance="node-b:8000",job="inference"} `,
+			`DCGM_FI_DEV_GPU_UTIL{Hostname="node-b",UUID="` + testbed.GPUUUID("node-b:8000", 1) + `",container="model-server",device="nvidia1",gpu="1",modelName="NVIDIA A100-SXM4-40GB",namespace="inference",pod="inference-0",instance="node-b:9835",job="inferscope-probe",node="node-b"} `},
+		{"torchserve", "none", `ts_inference_latency_microseconds{model_name="text-embedder",model_version="v2.1.0",hostname="node-c",instance="node-c:8000",job="inference"} `, ""},
+		{"tgi", "inferscope", `tgi_request_duration_bucket{model_name="text-embedder",instance="node-c:8000",job="inference",le="0.00015000000000000001"} `,
+			`inferscope_gpu_memory_used_bytes{gpu="0",uuid="` + testbed.GPUUUID("node-c:8000", 0) + `",instance="node-c:9835",job="inferscope-probe",node="node-c"} `},
+	}
+	for _, c := range cases {
+		out := filepath.Join(t.TempDir(), "h.om")
+		err := run(context.Background(), []string{"--history-out=" + out, "--history-days=1", "--gpu-history-days=1", "--history-step=30m",
+			"--profile=" + c.profile, "--gpu-naming=" + c.gpu, "--end=2026-11-23T12:00:00Z"}, io.Discard, io.Discard, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.profile, err)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// One day every 30 minutes, both ends included.
+		if n := bytes.Count(b, []byte(c.want)); n != 49 {
+			t.Errorf("%s: %d points of %s, want 49", c.profile, n, c.want)
+		}
+		if c.wantGPU != "" {
+			if n := bytes.Count(b, []byte(c.wantGPU)); n != 49 {
+				t.Errorf("%s: %d points of %s, want 49", c.profile, n, c.wantGPU)
+			}
+		} else if bytes.Contains(b, []byte(`job="inferscope-probe"`)) {
+			t.Errorf("%s: GPU series written with --gpu-naming=none", c.profile)
+		}
 	}
 }
 

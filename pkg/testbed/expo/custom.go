@@ -3,6 +3,8 @@ package expo
 import (
 	"strconv"
 	"time"
+
+	"github.com/inferscope/inferscope/pkg/profile"
 )
 
 // The custom profile is the brief's own instrumentation: a Python prometheus_client service.
@@ -22,9 +24,44 @@ import (
 //	model_loading_status{model_name}                             gauge (1 ready, 0 loading)
 //	inference_gpu_util_percent{gpu_id}                           gauge (0-100)
 //	process_start_time_seconds                                   gauge
-type custom struct{}
+type custom struct{ n customNames }
 
-func init() { register(custom{}) }
+// customNames are the custom profile's names, read from pkg/profile.
+type customNames struct {
+	model, version                             string
+	requests, fallback                         string
+	errStatus, timeoutStatus                   Label
+	latency, queue, compute, gateway, input    string
+	batch, confidence, queueSize, loading, gpu string
+	start                                      string
+}
+
+func init() {
+	n := profileNames("custom")
+	c := customNames{
+		model:         n.label("model", n.p.ModelLabel),
+		version:       n.label("version", n.p.VersionLabel),
+		requests:      n.metric(profile.Requests, profile.Counter),
+		fallback:      n.metric(profile.Fallback, profile.Counter),
+		errStatus:     n.matcher(profile.Errors, profile.Counter),
+		timeoutStatus: n.matcher(profile.Timeouts, profile.Counter),
+		latency:       n.metric(profile.Latency, profile.Histogram),
+		queue:         n.metric(profile.QueueTime, profile.Histogram),
+		compute:       n.metric(profile.ComputeTime, profile.Histogram),
+		gateway:       n.metric(profile.NetworkTime, profile.Histogram),
+		input:         n.metric(profile.InputLength, profile.Histogram),
+		batch:         n.metric(profile.BatchSize, profile.Histogram),
+		confidence:    n.metric(profile.Confidence, profile.Summary),
+		queueSize:     n.metric(profile.QueueDepth, profile.Gauge),
+		loading:       n.metric(profile.LoadState, profile.Gauge),
+		gpu:           n.metric(profile.GPUUtil, profile.Gauge),
+		start:         n.metric(profile.ProcessStart, profile.Gauge),
+	}
+	if c.errStatus.Name != c.timeoutStatus.Name {
+		n.errs = append(n.errs, "errors and timeouts must be values of one status label")
+	}
+	register(custom{c}, n.err())
+}
 
 // Bucket layouts of the custom profile.
 var (
@@ -35,92 +72,68 @@ var (
 
 func (custom) Name() string { return "custom" }
 
-func (custom) Targets(src Source) []Target {
+func (c custom) Targets(src Source) []Target {
 	var out []Target
 	for _, inst := range src.Instances() {
-		out = append(out, Target{Instance: inst, Families: customFamilies(src, inst)})
+		out = append(out, Target{Instance: inst, Families: c.families(src, inst)})
 	}
 	return out
 }
 
-func customFamilies(src Source, inst string) []Family {
-	streams := src.Streams(inst)
-	var models []string
-	seen := map[string]bool{}
-	for _, st := range streams {
-		if !seen[st.Model] {
-			seen[st.Model] = true
-			models = append(models, st.Model)
-		}
-	}
-	mv := func(st Stream, extra ...Label) []Label {
-		return append([]Label{{"model_name", st.Model}, {"model_version", st.Version}}, extra...)
-	}
-	counter := func(st Stream, c Counter) func(time.Time) Point {
-		return func(t time.Time) Point { return Point{Value: src.Count(st, c, t)} }
-	}
-	hist := func(st Stream, m Measure, bounds []float64) func(time.Time) Point {
-		return func(t time.Time) Point {
-			cum, n, sum := src.Histogram(st, m, bounds, t)
-			return Point{Buckets: cum, Count: n, Sum: sum}
-		}
+func (c custom) families(src Source, inst string) []Family {
+	n := c.n
+	gs := groups(src, inst, true)
+	mv := func(g group, extra ...Label) []Label {
+		return append([]Label{{n.model, g.Model}, {n.version, g.Version}}, extra...)
 	}
 
-	requests := Family{Name: "inference_requests_total", Help: "Inference requests by outcome.", Type: CounterType}
-	fallback := Family{Name: "inference_fallback_total", Help: "Requests answered by the fallback path.", Type: CounterType}
-	for _, st := range streams {
+	requests := Family{Name: n.requests, Help: "Inference requests by outcome.", Type: CounterType}
+	fallback := Family{Name: n.fallback, Help: "Requests answered by the fallback path.", Type: CounterType}
+	for _, g := range gs {
 		for _, s := range []struct {
 			status string
 			c      Counter
-		}{{"ok", RequestsOK}, {"error", Errors}, {"timeout", Timeouts}} {
-			requests.Series = append(requests.Series, Series{Labels: mv(st, Label{"status", s.status}), Since: st.Since, At: counter(st, s.c)})
+		}{{"ok", RequestsOK}, {n.errStatus.Value, Errors}, {n.timeoutStatus.Value, Timeouts}} {
+			requests.Series = append(requests.Series, Series{Labels: mv(g, Label{n.errStatus.Name, s.status}), Since: g.Since, At: g.count(src, s.c)})
 		}
-		fallback.Series = append(fallback.Series, Series{Labels: mv(st), Since: st.Since, At: counter(st, Fallbacks)})
+		fallback.Series = append(fallback.Series, Series{Labels: mv(g), Since: g.Since, At: g.count(src, Fallbacks)})
 	}
 	histFamily := func(name, help string, m Measure, bounds []float64) Family {
 		f := Family{Name: name, Help: help, Type: HistogramType, Bounds: bounds}
-		for _, st := range streams {
-			f.Series = append(f.Series, Series{Labels: mv(st), Since: st.Since, At: hist(st, m, bounds)})
+		for _, g := range gs {
+			f.Series = append(f.Series, Series{Labels: mv(g), Since: g.Since, At: g.histogram(src, m, bounds)})
 		}
 		return f
 	}
-	confidence := Family{Name: "inference_prediction_confidence", Help: "Confidence of the returned prediction.", Type: SummaryType}
-	for _, st := range streams {
-		confidence.Series = append(confidence.Series, Series{Labels: mv(st), Since: st.Since, At: hist(st, Confidence, nil)})
+	confidence := Family{Name: n.confidence, Help: "Confidence of the returned prediction.", Type: SummaryType}
+	for _, g := range gs {
+		confidence.Series = append(confidence.Series, Series{Labels: mv(g), Since: g.Since, At: g.histogram(src, Confidence, nil)})
 	}
 
-	queueSize := Family{Name: "inference_queue_size", Help: "Requests waiting for a batch slot.", Type: GaugeType}
-	loading := Family{Name: "model_loading_status", Help: "1 when the model is loaded and serving, 0 while loading.", Type: GaugeType}
-	for _, m := range models {
-		m := m
-		queueSize.Series = append(queueSize.Series, Series{Labels: []Label{{"model_name", m}},
-			At: func(t time.Time) Point { return Point{Value: src.QueueDepth(inst, m, t)} }})
-		loading.Series = append(loading.Series, Series{Labels: []Label{{"model_name", m}},
+	queueSize := Family{Name: n.queueSize, Help: "Requests waiting for a batch slot.", Type: GaugeType}
+	loading := Family{Name: n.loading, Help: "1 when the model is loaded and serving, 0 while loading.", Type: GaugeType}
+	for _, mg := range groups(src, inst, false) {
+		queueSize.Series = append(queueSize.Series, Series{Labels: []Label{{n.model, mg.Model}}, At: mg.queued(src)})
+		loading.Series = append(loading.Series, Series{Labels: []Label{{n.model, mg.Model}},
 			At: func(t time.Time) Point { return Point{Value: boolValue(src.Ready(inst, t))} }})
 	}
-	gpuUtil := Family{Name: "inference_gpu_util_percent", Help: "GPU utilisation seen by the server, percent.", Type: GaugeType}
+	gpuUtil := Family{Name: n.gpu, Help: "GPU utilisation seen by the server, percent.", Type: GaugeType}
 	for g := 0; g < src.GPUsPerInstance(); g++ {
 		g := g
 		gpuUtil.Series = append(gpuUtil.Series, Series{Labels: []Label{{"gpu_id", strconv.Itoa(g)}},
 			At: func(t time.Time) Point { return Point{Value: 100 * src.GPUUtilRatio(inst, g, t)} }})
 	}
-	start := Family{Name: "process_start_time_seconds", Help: "Start time of the process since unix epoch in seconds.", Type: GaugeType,
-		Series: []Series{{At: func(t time.Time) Point {
-			st := src.ProcessStart(inst, t)
-			if st.IsZero() {
-				return Point{}
-			}
-			return Point{Value: float64(st.UnixNano()) / 1e9}
-		}}}}
+	start := Family{Name: n.start, Help: "Start time of the process since unix epoch in seconds.", Type: GaugeType,
+		Series: []Series{{At: processStart(src, inst)}}}
 
 	return []Family{
 		requests,
-		histFamily("inference_latency_seconds", "End-to-end inference time in the service (queue + compute).", Latency, LatencyBuckets),
-		histFamily("inference_queue_seconds", "Time a request waits before its batch runs.", QueueTime, LatencyBuckets),
-		histFamily("inference_compute_seconds", "Model execution time of a request's batch.", ComputeTime, LatencyBuckets),
-		histFamily("inference_gateway_upstream_seconds", "Upstream time measured at the gateway (service time + network).", GatewayTime, LatencyBuckets),
-		histFamily("inference_input_length", "Input length (features or tokens) per request.", InputLength, InputLengthBuckets),
-		histFamily("inference_batch_size", "Requests per executed batch.", BatchSize, BatchSizeBuckets),
+		histFamily(n.latency, "End-to-end inference time in the service (queue + compute).", Latency, LatencyBuckets),
+		histFamily(n.queue, "Time a request waits before its batch runs.", QueueTime, LatencyBuckets),
+		histFamily(n.compute, "Model execution time of a request's batch.", ComputeTime, LatencyBuckets),
+		histFamily(n.gateway, "Upstream time measured at the gateway (service time + network).", GatewayTime, LatencyBuckets),
+		histFamily(n.input, "Input length (features or tokens) per request.", InputLength, InputLengthBuckets),
+		histFamily(n.batch, "Requests per executed batch.", BatchSize, BatchSizeBuckets),
 		confidence,
 		fallback,
 		queueSize,

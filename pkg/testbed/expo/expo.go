@@ -3,7 +3,10 @@
 // Profile), and writes them as live exposition text or as OpenMetrics history for promtool.
 //
 // The package knows nothing of the scenario behind a Source: adding a serving stack's naming
-// means adding a Profile, nothing else.
+// means adding a Profile, nothing else. Metric and label names come from pkg/profile, the
+// engine's own description of each stack, so the synthetic servers and the engine cannot drift
+// apart; only names the engine never reads (other label values, companion series) are spelt
+// here.
 package expo
 
 import (
@@ -20,14 +23,23 @@ type Source interface {
 	// Streams lists the model/version pairs an instance serves at some point in time.
 	Streams(instance string) []Stream
 	Count(st Stream, c Counter, t time.Time) float64
+	// Total is the cumulative sum of measure m over the requests counted by c (Requests or
+	// RequestsOK): what a server's cumulative duration counter holds.
+	Total(st Stream, m Measure, c Counter, t time.Time) float64
 	// Histogram returns cumulative counts at each upper bound (+Inf excluded), the observation
 	// count and the sum. Bounds may be nil for Count and Sum alone.
 	Histogram(st Stream, m Measure, bounds []float64, t time.Time) (cum []float64, count, sum float64)
-	QueueDepth(instance, model string, t time.Time) float64
+	// Queued and Running are the stream's requests waiting and executing now.
+	Queued(st Stream, t time.Time) float64
+	Running(st Stream, t time.Time) float64
+	// KVCacheUsage is the share of a model's KV cache in use on the instance (0..1).
+	KVCacheUsage(instance, model string, t time.Time) float64
 	// Ready is the models' loading status on the instance (all models load together).
 	Ready(instance string, t time.Time) bool
 	ProcessStart(instance string, t time.Time) time.Time
 	GPUUtilRatio(instance string, gpu int, t time.Time) float64
+	// GPUUUID is the GPU's NVML UUID, the same one the probe reports.
+	GPUUUID(instance string, gpu int) string
 }
 
 // Stream is one model version served by one instance; it exists from Since on.
@@ -36,17 +48,24 @@ type Stream struct {
 	Since                    time.Time
 }
 
-// Counter selects a request counter.
+// Counter selects a cumulative count.
 type Counter int
 
 // Request counters: Requests counts all requests, the others partition it (OK + Errors +
 // Timeouts = Requests) except Fallbacks, which counts requests served by the fallback path.
+// PromptTokens counts input elements (the sum of InputLength), CachedTokens those found in the
+// prefix cache, Preemptions the requests a scheduler evicted and re-ran, Batches the executed
+// batches (Requests / Batches is the mean batch size).
 const (
 	Requests Counter = iota
 	RequestsOK
 	Errors
 	Timeouts
 	Fallbacks
+	PromptTokens
+	CachedTokens
+	Preemptions
+	Batches
 )
 
 // Measure selects an observed quantity.
@@ -85,6 +104,8 @@ type Label struct{ Name, Value string }
 
 // Point is a series' value at an instant.
 type Point struct {
+	// Absent: the series does not exist at this instant (nothing is written or served).
+	Absent  bool
 	Value   float64   // counter and gauge
 	Buckets []float64 // histogram: cumulative counts per Family.Bounds
 	Count   float64   // histogram and summary
@@ -105,12 +126,20 @@ type Family struct {
 	Help   string
 	Type   Type
 	Bounds []float64 // histogram upper bounds, +Inf implied
-	Series []Series
+	// FormatLe writes a bound as the server's client library does; nil is FormatBound
+	// (Python's prometheus_client).
+	FormatLe func(float64) string
+	Series   []Series
 }
 
-// Target is what one instance exposes.
+// Target is what one scrape target exposes.
 type Target struct {
 	Instance string
+	// Job overrides HistoryOptions.Job for this target's history.
+	Job string
+	// Labels are target labels the scrape configuration adds (e.g. node), written into the
+	// history after instance and job.
+	Labels   []Label
 	Families []Family
 }
 
@@ -120,13 +149,25 @@ type Profile interface {
 	Targets(src Source) []Target
 }
 
-var profiles = map[string]Profile{}
+var (
+	profiles  = map[string]Profile{}
+	brokenErr = map[string]error{}
+)
 
-// register makes a profile available by name.
-func register(p Profile) { profiles[p.Name()] = p }
+// register makes a profile available by name; err says why a naming could not be derived from
+// its pkg/profile description (Lookup reports it).
+func register(p Profile, err error) {
+	profiles[p.Name()] = p
+	if err != nil {
+		brokenErr[p.Name()] = fmt.Errorf("naming %s does not match its metric profile: %w", p.Name(), err)
+	}
+}
 
 // Lookup returns the named profile.
 func Lookup(name string) (Profile, error) {
+	if err := brokenErr[name]; err != nil {
+		return nil, err
+	}
 	if p, ok := profiles[name]; ok {
 		return p, nil
 	}

@@ -68,18 +68,17 @@ func Handler(src Source, p Profile, now func() time.Time) http.Handler {
 
 // writeAll writes every target's families, merged per family so each family appears once.
 func writeAll(body *bytes.Buffer, targets []Target, t time.Time) error {
-	if len(targets) == 0 {
-		return nil
+	groups, err := groupFamilies(targets)
+	if err != nil {
+		return err
 	}
-	for fi := range targets[0].Families {
-		merged := targets[0].Families[fi]
+	for _, g := range groups {
+		merged := *g.members[0].family
 		merged.Series = nil
-		for _, tg := range targets {
-			if fi >= len(tg.Families) {
-				continue
-			}
-			for _, s := range tg.Families[fi].Series {
-				s.Labels = append(append([]Label(nil), s.Labels...), Label{"instance", tg.Instance})
+		for _, m := range g.members {
+			extra := append([]Label{{"instance", m.target.Instance}}, m.target.Labels...)
+			for _, s := range m.family.Series {
+				s.Labels = append(append([]Label(nil), s.Labels...), extra...)
 				merged.Series = append(merged.Series, s)
 			}
 		}

@@ -18,27 +18,71 @@ func WriteText(w io.Writer, fams []Family, t time.Time, extra []Label) error {
 	bw := bufio.NewWriter(w)
 	var buf []byte
 	for _, f := range fams {
-		var live []Series
+		type livePoint struct {
+			s Series
+			p Point
+		}
+		var live []livePoint
 		for _, s := range f.Series {
-			if !t.Before(s.Since) {
-				live = append(live, s)
+			if t.Before(s.Since) {
+				continue
+			}
+			if p := s.At(t); !p.Absent {
+				live = append(live, livePoint{s, p})
 			}
 		}
 		if len(live) == 0 {
 			continue
 		}
-		fmt.Fprintf(bw, "# HELP %s %s\n# TYPE %s %s\n", f.Name, escapeHelp(f.Help), f.Name, f.Type)
-		for _, s := range live {
-			labels := append(append([]Label(nil), s.Labels...), extra...)
-			for _, l := range sampleLines(f, labels) {
-				buf = append(buf[:0], l.prefix...)
-				buf = appendValue(buf, l.value(s.At(t)))
+		if f.Help != "" { // servers without descriptions (TGI) write no HELP line
+			fmt.Fprintf(bw, "# HELP %s %s\n", f.Name, escapeHelp(f.Help))
+		}
+		fmt.Fprintf(bw, "# TYPE %s %s\n", f.Name, f.Type)
+		for _, l := range live {
+			labels := append(append([]Label(nil), l.s.Labels...), extra...)
+			for _, sl := range sampleLines(f, labels) {
+				buf = append(buf[:0], sl.prefix...)
+				buf = appendValue(buf, sl.value(l.p))
 				buf = append(buf, '\n')
 				bw.Write(buf)
 			}
 		}
 	}
 	return bw.Flush()
+}
+
+// familyGroup is one family name and the targets that expose it.
+type familyGroup struct {
+	name    string
+	members []familyMember
+}
+
+type familyMember struct {
+	target *Target
+	family *Family
+}
+
+// groupFamilies orders the families of all targets by first appearance, each with the targets
+// that expose it. A family must have the same type on every target.
+func groupFamilies(targets []Target) ([]familyGroup, error) {
+	var groups []familyGroup
+	index := map[string]int{}
+	for ti := range targets {
+		tg := &targets[ti]
+		for fi := range tg.Families {
+			f := &tg.Families[fi]
+			gi, ok := index[f.Name]
+			if !ok {
+				gi = len(groups)
+				index[f.Name] = gi
+				groups = append(groups, familyGroup{name: f.Name})
+			} else if first := groups[gi].members[0]; first.family.Type != f.Type {
+				return nil, fmt.Errorf("family %s is a %s on %s but a %s on %s", f.Name, first.family.Type, first.target.Instance, f.Type, tg.Instance)
+			}
+			groups[gi].members = append(groups[gi].members, familyMember{tg, f})
+		}
+	}
+	return groups, nil
 }
 
 // HistoryOptions selects the span and resolution of written history.
@@ -53,7 +97,9 @@ type HistoryOptions struct {
 // WriteHistory writes the targets' series from From to To as OpenMetrics text (timestamps in
 // seconds, "# EOF" at the end) for `promtool tsdb create-blocks-from openmetrics`. Families are
 // not interleaved and each series' points are in time order, as OpenMetrics requires. The output
-// is streamed: memory use does not grow with the span.
+// is streamed: the writer's memory use does not grow with the span (a target's own Series.At may
+// cache, as the test bed's GPU targets do). Targets need not expose the same families; a family
+// is written once, with the series of every target that has it.
 func WriteHistory(ctx context.Context, w io.Writer, targets []Target, opt HistoryOptions) error {
 	if opt.Step < time.Second {
 		return fmt.Errorf("history step must be at least 1s, got %s", opt.Step)
@@ -61,11 +107,17 @@ func WriteHistory(ctx context.Context, w io.Writer, targets []Target, opt Histor
 	if !opt.To.After(opt.From) {
 		return fmt.Errorf("history end %s is not after its start %s", opt.To.Format(time.RFC3339), opt.From.Format(time.RFC3339))
 	}
-	if opt.Job == "" {
-		return errors.New("history needs a job label")
+	for _, tg := range targets {
+		if opt.Job == "" && tg.Job == "" {
+			return errors.New("history needs a job label")
+		}
 	}
 	if len(targets) == 0 {
 		return errors.New("no targets to write")
+	}
+	groups, err := groupFamilies(targets)
+	if err != nil {
+		return err
 	}
 	first := opt.From.Truncate(opt.Step)
 	if first.Before(opt.From) {
@@ -81,26 +133,34 @@ func WriteHistory(ctx context.Context, w io.Writer, targets []Target, opt Histor
 	bw := bufio.NewWriterSize(w, 1<<20)
 	var buf []byte
 	done := 0
-	// Families are written in the first target's order, each gathering its series from every
-	// target.
-	for fi, f := range targets[0].Families {
-		om := omFamilyName(f)
-		fmt.Fprintf(bw, "# TYPE %s %s\n# HELP %s %s\n", om, f.Type, om, escapeHelp(f.Help))
-		for _, tg := range targets {
-			if fi >= len(tg.Families) || tg.Families[fi].Name != f.Name {
-				return fmt.Errorf("target %s does not expose family %s in the same place as %s", tg.Instance, f.Name, targets[0].Instance)
+	// Families are not interleaved: each is written once, gathering its series from every target.
+	for _, g := range groups {
+		f := g.members[0].family
+		om := omFamilyName(*f)
+		fmt.Fprintf(bw, "# TYPE %s %s\n", om, f.Type)
+		if f.Help != "" {
+			fmt.Fprintf(bw, "# HELP %s %s\n", om, escapeHelp(f.Help))
+		}
+		for _, m := range g.members {
+			job := m.target.Job
+			if job == "" {
+				job = opt.Job
 			}
-			for _, s := range tg.Families[fi].Series {
+			for _, s := range m.family.Series {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				labels := append(append([]Label(nil), s.Labels...), Label{"instance", tg.Instance}, Label{"job", opt.Job})
-				lines := sampleLines(f, labels)
+				labels := append(append([]Label(nil), s.Labels...), Label{"instance", m.target.Instance}, Label{"job", job})
+				labels = append(labels, m.target.Labels...)
+				lines := sampleLines(*m.family, labels)
 				for t := first; !t.After(opt.To); t = t.Add(opt.Step) {
 					if t.Before(s.Since) {
 						continue
 					}
 					p := s.At(t)
+					if p.Absent {
+						continue
+					}
 					for _, l := range lines {
 						buf = append(buf[:0], l.prefix...)
 						buf = appendValue(buf, l.value(p))
@@ -143,9 +203,13 @@ func sampleLines(f Family, labels []Label) []sampleLine {
 	switch f.Type {
 	case HistogramType:
 		out := make([]sampleLine, 0, len(f.Bounds)+3)
+		le := f.FormatLe
+		if le == nil {
+			le = FormatBound
+		}
 		for i, b := range f.Bounds {
 			i := i
-			out = append(out, sampleLine{seriesPrefix(f.Name+"_bucket", labels, &Label{"le", FormatBound(b)}),
+			out = append(out, sampleLine{seriesPrefix(f.Name+"_bucket", labels, &Label{"le", le(b)}),
 				func(p Point) float64 { return p.Buckets[i] }})
 		}
 		out = append(out,

@@ -121,17 +121,89 @@ func TestWriteHistoryRejectsBadOptions(t *testing.T) {
 	if err := WriteHistory(context.Background(), &bytes.Buffer{}, nil, HistoryOptions{From: t0, To: t0.Add(time.Hour), Step: time.Minute, Job: "j"}); err == nil {
 		t.Error("no targets accepted")
 	}
-	mismatched := []Target{{Instance: "a", Families: fixedFamilies()}, {Instance: "b", Families: fixedFamilies()[1:]}}
-	if err := WriteHistory(context.Background(), &bytes.Buffer{}, mismatched, HistoryOptions{From: t0, To: t0.Add(time.Hour), Step: time.Minute, Job: "j"}); err == nil {
-		t.Error("targets with different families accepted")
+	retyped := fixedFamilies()
+	retyped[3].Type = CounterType
+	mismatched := []Target{{Instance: "a", Families: fixedFamilies()}, {Instance: "b", Families: retyped}}
+	if err := WriteHistory(context.Background(), &bytes.Buffer{}, mismatched, HistoryOptions{From: t0, To: t0.Add(time.Hour), Step: time.Minute, Job: "j"}); err == nil || !strings.Contains(err.Error(), "x_up") {
+		t.Errorf("a family typed differently on two targets: %v", err)
+	}
+}
+
+// Targets of different kinds (inference servers, GPU probes) share one history: each family is
+// written once with the series of every target that has it, each target with its own job and
+// target labels; absent points are skipped.
+func TestWriteHistoryMixedTargets(t *testing.T) {
+	at := func(p Point) func(time.Time) Point { return func(time.Time) Point { return p } }
+	gaps := func(t time.Time) Point { return Point{Value: 7, Absent: t.Unix()%120 != 0} }
+	targets := []Target{
+		{Instance: "i:1", Families: fixedFamilies()[3:]},
+		{Instance: "n:9", Job: "probe", Labels: []Label{{"node", "n"}}, Families: []Family{
+			{Name: "gpu_util", Help: "", Type: GaugeType, Series: []Series{{Labels: []Label{{"gpu", "0"}}, At: gaps}}},
+			{Name: "x_up", Help: "Up.", Type: GaugeType, Series: []Series{{At: at(Point{Value: 1})}}},
+		}},
+	}
+	var b bytes.Buffer
+	if err := WriteHistory(context.Background(), &b, targets, HistoryOptions{From: time.Unix(960, 0), To: time.Unix(1200, 0), Step: time.Minute, Job: "inference"}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	want := `# TYPE x_up gauge
+# HELP x_up Up.
+x_up{instance="i:1",job="inference"} 0 960
+x_up{instance="i:1",job="inference"} 0 1020
+x_up{instance="i:1",job="inference"} 0 1080
+x_up{instance="i:1",job="inference"} 0 1140
+x_up{instance="i:1",job="inference"} 0 1200
+x_up{instance="n:9",job="probe",node="n"} 1 960
+x_up{instance="n:9",job="probe",node="n"} 1 1020
+x_up{instance="n:9",job="probe",node="n"} 1 1080
+x_up{instance="n:9",job="probe",node="n"} 1 1140
+x_up{instance="n:9",job="probe",node="n"} 1 1200
+# TYPE gpu_util gauge
+gpu_util{gpu="0",instance="n:9",job="probe",node="n"} 7 960
+gpu_util{gpu="0",instance="n:9",job="probe",node="n"} 7 1080
+gpu_util{gpu="0",instance="n:9",job="probe",node="n"} 7 1200
+# EOF
+`
+	if out != want {
+		t.Errorf("got:\n%s\nwant:\n%s", out, want)
+	}
+	// Live, the same targets merge per family too.
+	var live bytes.Buffer
+	if err := writeAll(&live, targets, time.Unix(1020, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if got := live.String(); strings.Count(got, "# TYPE x_up gauge") != 1 || !strings.Contains(got, `x_up{instance="n:9",node="n"} 1`) || strings.Contains(got, "gpu_util{") {
+		t.Errorf("live merge:\n%s", got)
+	}
+}
+
+func TestRustBoundFormat(t *testing.T) {
+	cases := map[float64]string{1: "1", 0.5: "0.5", 0.00015000000000000001: "0.00015000000000000001", 40.96: "40.96", math.Inf(1): "+Inf"}
+	for in, want := range cases {
+		if got := formatRust(in); got != want {
+			t.Errorf("formatRust(%v) = %q, want %q", in, got, want)
+		}
+	}
+	first := 0.0001 // TGI multiplies at run time: the float product, not the exact constant 0.00015
+	if b := TGIDurationBuckets; len(b) != 35 || b[0] != first*1.5 || b[34] < 145 || b[34] > 146 {
+		t.Errorf("TGI duration buckets: %d from %v to %v", len(b), b[0], b[len(b)-1])
 	}
 }
 
 func TestLookupProfile(t *testing.T) {
+	if got := ProfileNames(); strings.Join(got, ",") != "custom,tgi,torchserve,triton,vllm" {
+		t.Errorf("namings: %v", got)
+	}
+	for _, name := range ProfileNames() {
+		if _, err := Lookup(name); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
 	if p, err := Lookup("custom"); err != nil || p.Name() != "custom" {
 		t.Errorf("custom: %v %v", p, err)
 	}
-	if _, err := Lookup("vllm"); err == nil || !strings.Contains(err.Error(), "custom") {
+	if _, err := Lookup("sglang"); err == nil || !strings.Contains(err.Error(), "custom") {
 		t.Errorf("unknown profile error should list known ones: %v", err)
 	}
 }

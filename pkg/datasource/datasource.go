@@ -16,6 +16,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/log"
 
+	"github.com/inferscope/inferscope/pkg/engine"
 	"github.com/inferscope/inferscope/pkg/prom"
 )
 
@@ -45,6 +46,8 @@ type Datasource struct {
 	version     string
 	logger      log.Logger
 	now         func() time.Time
+	names       metricNames          // metric names Prometheus has, for profile detection
+	history     *engine.HistoryCache // previous days read by baseline queries
 }
 
 var (
@@ -71,6 +74,7 @@ func New(ctx context.Context, s backend.DataSourceInstanceSettings, version stri
 		logger:    backend.Logger,
 		now:       time.Now,
 		probeHTTP: &http.Client{Timeout: limits.ProbeTimeout},
+		history:   engine.NewHistoryCache(0),
 	}
 	d.settings, d.settingsErr = ParseSettings(s)
 	if d.settingsErr != nil {

@@ -54,12 +54,13 @@ func TestProtocol(t *testing.T) {
 	step := 6 * time.Hour
 	good := dataQuery("A", from, end, step, map[string]any{"refId": "A", "queryType": "promql",
 		"expr": "sum by (model_name) (rate(inference_requests_total[5m]))", "legendFormat": "{{model_name}}"})
-	bad := dataQuery("B", from, end, step, map[string]any{"refId": "B", "queryType": "baseline"})
+	bad := dataQuery("B", from, end, step, map[string]any{"refId": "B", "queryType": "no_such_type"})
 	resp, err := p.QueryData(ctx, pc, good, bad)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := resp.Responses["B"]; r.Error == nil || !strings.HasPrefix(r.Error.Error(), `unknown query type "baseline": known types are promql`) {
+	if r := resp.Responses["B"]; r.Error == nil || !strings.HasPrefix(r.Error.Error(), `unknown query type "no_such_type": known types are `) ||
+		!strings.Contains(r.Error.Error(), "baseline") || !strings.Contains(r.Error.Error(), "promql") {
 		t.Errorf("B: %v", r.Error)
 	}
 	a := resp.Responses["A"]

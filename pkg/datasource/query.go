@@ -23,6 +23,20 @@ type queryHandler func(ctx context.Context, d *Datasource, q backend.DataQuery) 
 // A new type is one entry here.
 var queryTypes = map[string]queryHandler{
 	"promql": runPromQL,
+
+	// Derived series of the engine (pkg/engine).
+	"latency":    runEngine,
+	"split":      runEngine,
+	"jitter":     runEngine,
+	"baseline":   runEngine,
+	"throughput": runEngine,
+	"errors":     runEngine,
+
+	// GPU types.
+	"gpu":                    runGPU,
+	"gpumem_forecast":        runGPU,
+	"gpu_idle_under_traffic": runGPU,
+	"gpu_live":               runGPU,
 }
 
 // QueryTypes lists the known query types in name order.

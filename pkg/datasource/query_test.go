@@ -108,7 +108,8 @@ func TestQueryDataEachQueryItsOwnAnswer(t *testing.T) {
 	if r := resp.Responses["C"]; r.Error == nil || !strings.Contains(r.Error.Error(), "parse error") {
 		t.Errorf("C: %v", r.Error)
 	}
-	wantErr("D", backend.StatusBadRequest, `unknown query type "latency": known types are promql`)
+	// Only inference_requests_total exists: no profile matches, and the settings name none.
+	wantErr("D", backend.StatusBadRequest, `no metric profile detected: no known inference-server metrics found`)
 	wantErr("E", backend.StatusBadRequest, "the PromQL expression (expr) is empty")
 	wantErr("G", backend.StatusBadRequest, "the query JSON is malformed: field expr must be string, got number")
 
@@ -279,6 +280,9 @@ func FuzzQueryJSON(f *testing.F) {
 		`{"refId":"A","queryType":"promql","expr":"up"}`, `{}`, `null`, ``, `[]`, `"x"`, `{"queryType":7}`,
 		`{"queryType":"promql","expr":"up","intervalMs":-5,"maxDataPoints":-1}`, `{"queryType":"promql","expr":{"a":1}}`,
 		`{"queryType":"split"}`, `{"queryType":"promql","expr":"up","legendFormat":"{{"}`, "{\"expr\":\"\xff\"}",
+		`{"queryType":"latency","model":"a|b","quantiles":[0.5,"0.9",2]}`, `{"queryType":"baseline","days":"7","window":"1h","for":5}`,
+		`{"queryType":"throughput","by":"instance","warmupFilter":"no"}`, `{"queryType":"errors","instance":[1]}`,
+		`{"queryType":"jitter","threshold":1e400,"rateInterval":"99999999999999y"}`,
 	} {
 		f.Add([]byte(seed), int64(60_000))
 	}

@@ -1,0 +1,309 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/inferscope/inferscope/pkg/derive"
+	"github.com/inferscope/inferscope/pkg/profile"
+)
+
+func init() { register("baseline", parseBaseline) }
+
+const day = 24 * time.Hour
+
+// dayLabel tells the previous days apart in the one query that reads them all.
+const dayLabel = "inferscope_day"
+
+// baselineQuery: the current latency against the same time of day on previous days.
+type baselineQuery struct {
+	quantile float64
+	opt      derive.BaselineOptions
+}
+
+func parseBaseline(_ Common, f Fields) (Runner, error) {
+	d := derive.DefaultBaselineOptions()
+	var bq baselineQuery
+	var err error
+	if bq.quantile, err = f.Number("quantile", 0.95); err != nil {
+		return nil, err
+	}
+	if !(bq.quantile > 0 && bq.quantile <= 1) {
+		return nil, fieldErr("quantile", "must be above 0 and at most 1, got %g", bq.quantile)
+	}
+	if bq.opt.Days, err = f.Int("days", d.Days, 1, 28); err != nil {
+		return nil, err
+	}
+	if bq.opt.Window, err = f.DurationIn("window", d.Window, time.Minute, 6*time.Hour); err != nil {
+		return nil, err
+	}
+	if bq.opt.P1Ratio, err = f.Number("ratioWarn", d.P1Ratio); err != nil {
+		return nil, err
+	}
+	if bq.opt.P0Ratio, err = f.Number("ratioCrit", d.P0Ratio); err != nil {
+		return nil, err
+	}
+	if !(bq.opt.P1Ratio > 1) || !(bq.opt.P0Ratio >= bq.opt.P1Ratio) {
+		return nil, fieldErr("ratioCrit", "must be at least ratioWarn, and ratioWarn above 1 (got %g and %g)", bq.opt.P0Ratio, bq.opt.P1Ratio)
+	}
+	if bq.opt.For, err = f.DurationIn("for", d.For, 0, 24*time.Hour); err != nil {
+		return nil, err
+	}
+	if bq.opt.For == 0 {
+		bq.opt.For = time.Millisecond // derive reads 0 as "default"; a zero hold is "at once"
+	}
+	if bq.opt.MinDays, err = f.Int("minDays", min(d.MinDays, bq.opt.Days), 1, bq.opt.Days); err != nil {
+		return nil, err
+	}
+	return bq, nil
+}
+
+// StatusMappings name the baseline status series' values.
+var StatusMappings = []ValueMapping{
+	{Value: float64(derive.StatusOK), Text: "ok", Color: "green"},
+	{Value: float64(derive.StatusP1), Text: "P1 candidate", Color: "orange"},
+	{Value: float64(derive.StatusP0), Text: "P0", Color: "red"},
+}
+
+func (bq baselineQuery) Run(ctx context.Context, x *Exec) error {
+	m, ok, why := x.resolve(profile.Latency)
+	if !ok {
+		x.Notice(Warning, why)
+		return nil
+	}
+	x.measureNotice(m)
+	q := bq.quantile
+	if !hasQuantiles(m) {
+		q = 0
+	}
+	what := quantileName(q)
+	by := x.groupLabels()
+	var current []stat
+	var history map[string][]point
+	if err := all(ctx,
+		func(ctx context.Context) (err error) { current, err = x.readLatency(ctx, m, []float64{q}, by); return },
+		func(ctx context.Context) (err error) { history, err = x.baselineHistory(ctx, m, q, by, bq.opt); return },
+	); err != nil {
+		return err
+	}
+	out, _ := x.Grid()
+	missing := false
+	for _, c := range current {
+		if c.Q != q {
+			continue
+		}
+		key := labelsText(c.Labels)
+		hist := mergeHistory(history[key], c.Series)
+		res, err := derive.Baseline(hist, out, bq.opt)
+		if err != nil {
+			return fmt.Errorf("baseline of %s: %w", key, err)
+		}
+		l := c.Labels
+		days := make([]float64, len(res.Days))
+		status := make([]float64, len(res.Status))
+		for i := range days {
+			days[i] = float64(res.Days[i])
+			status[i] = float64(res.Status[i])
+			if res.Days[i] < bq.opt.Days && !math.IsNaN(res.Current[i]) {
+				missing = true
+			}
+		}
+		ratio := newSeries("ratio", x.displayName(l, what+" / baseline"), UnitNone, l, out, res.Ratio)
+		ratio.Thresholds = []Threshold{{Value: bq.opt.P1Ratio, Severity: Warning}, {Value: bq.opt.P0Ratio, Severity: Critical}}
+		ratio.Min = ptr(0)
+		st := newSeries("status", x.displayName(l, "status"), UnitNone, l, out, status)
+		st.Mappings = StatusMappings
+		st.Min, st.Max = ptr(0), ptr(2)
+		x.Add(
+			newSeries("current", x.displayName(l, what), UnitSeconds, l, out, res.Current),
+			newSeries("baseline", x.displayName(l, what+" baseline"), UnitSeconds, l, out, res.Mean),
+			newSeries("std", x.displayName(l, what+" baseline std"), UnitSeconds, l, out, res.Std),
+			ratio,
+			newSeries("zscore", x.displayName(l, "z-score"), UnitNone, l, out, res.Z),
+			newSeries("days", x.displayName(l, "days with data"), UnitNone, l, out, days),
+			st,
+		)
+	}
+	if missing {
+		x.Notice(Info, fmt.Sprintf("some of the %d previous days have no data in their window: they are left out of the baseline (not counted as zero); with fewer than %d days a point is not judged (status 0)",
+			bq.opt.Days, bq.opt.MinDays))
+	}
+	return nil
+}
+
+type point struct {
+	t int64
+	v float64
+}
+
+// historyStep is the resolution of the previous days: the baseline is the mean of the P95
+// sampled every minute over each day's ±window stretch (the brief's avg_over_time(P95[20m:1m])).
+const historyStep = time.Minute
+
+// baselineHistory reads the latency statistic on the previous days, as Prometheus computes it,
+// keyed by group. Short ranges read only the ±window stretches: one query whose selectors are
+// shifted by 1..days days, told apart by dayLabel. Ranges of about a day or more read the whole
+// stretch before the range in one query (chunked at Prometheus' point limit), so no minute of
+// history is evaluated twice.
+func (x *Exec) baselineHistory(ctx context.Context, m profile.Measure, q float64, by []string, opt derive.BaselineOptions) (map[string][]point, error) {
+	step := historyStep.Milliseconds()
+	win := opt.Window.Milliseconds()
+	from := x.fetchFrom()
+	dayMs := day.Milliseconds()
+	keep := func(labels map[string]string) (map[string]string, bool) {
+		if m.Kind == profile.Summary && q > 0 {
+			if _, ok := matchQuantile(labels[m.QuantileLabel], []float64{q}); !ok {
+				return nil, false
+			}
+		}
+		return copyWithout(labels, dayLabel, m.QuantileLabel), true
+	}
+	// read fetches expr over [a, b], or only the part the history cache lacks. shift is how far
+	// the grid lies after the data it reads (a day for the offset query): it decides which
+	// samples are old enough to keep.
+	read := func(expr string, a, b int64, shift time.Duration) ([]derive.Series, error) {
+		grid, err := derive.Grid(a, b, step)
+		if err != nil {
+			return nil, err
+		}
+		c := x.e.History
+		if c != nil {
+			fa, fb, need := c.missing(expr, a, b, step)
+			var fetched []derive.Series
+			if need {
+				part, err := derive.Grid(fa, fb, step)
+				if err != nil {
+					return nil, err
+				}
+				if fetched, err = x.fetchRange(ctx, expr, fa, fb, historyStep, part); err != nil {
+					return nil, fmt.Errorf("reading the previous days: %w", err)
+				}
+			}
+			stable := x.e.now().Add(shift - historyStable).UnixMilli()
+			if series, ok := c.merge(expr, fetched, fa, a, b, step, stable, grid); ok {
+				return series, nil
+			}
+		}
+		series, err := x.fetchRange(ctx, expr, a, b, historyStep, grid)
+		if err != nil {
+			return nil, fmt.Errorf("reading the previous days: %w", err)
+		}
+		return series, nil
+	}
+	out := map[string][]point{}
+	a, b := floorTo(x.g.start-win, step), ceilTo(x.g.end+win, step)
+	if b-dayMs < from { // the day windows touch neither each other nor the current range
+		var parts []string
+		for d := 1; d <= opt.Days; d++ {
+			e, err := x.latencyExpr(m, q, by, time.Duration(d)*day)
+			if err != nil {
+				return nil, err
+			}
+			parts = append(parts, withLabel(e, dayLabel, strconv.Itoa(d)))
+		}
+		series, err := read(joinOr(parts), a, b, day)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range series {
+			d, err := strconv.Atoi(s.Labels[dayLabel])
+			if err != nil {
+				continue
+			}
+			labels, ok := keep(s.Labels)
+			if !ok {
+				continue
+			}
+			key := labelsText(labels)
+			shift := int64(d) * dayMs
+			for i, v := range s.V {
+				if !math.IsNaN(v) {
+					out[key] = append(out[key], point{s.T[i] - shift, v})
+				}
+			}
+		}
+		return out, nil
+	}
+	expr, err := x.latencyExpr(m, q, by, 0)
+	if err != nil {
+		return nil, err
+	}
+	series, err := read(expr, floorTo(x.g.start-int64(opt.Days)*dayMs-win, step), floorTo(from-1, step), 0)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range series {
+		labels, ok := keep(s.Labels)
+		if !ok {
+			continue
+		}
+		key := labelsText(labels)
+		for i, v := range s.V {
+			if !math.IsNaN(v) {
+				out[key] = append(out[key], point{s.T[i], v})
+			}
+		}
+	}
+	return out, nil
+}
+
+// mergeHistory joins the previous days' points with the current series (which wins where both
+// have a timestamp) into one ascending series.
+func mergeHistory(hist []point, current derive.Series) derive.Series {
+	pts := slices.Clone(hist)
+	for i, v := range current.V {
+		pts = append(pts, point{current.T[i], v})
+	}
+	slices.SortStableFunc(pts, func(a, b point) int { return compareInt(a.t, b.t) })
+	out := derive.Series{Labels: current.Labels, T: make([]int64, 0, len(pts)), V: make([]float64, 0, len(pts))}
+	for _, p := range pts {
+		if n := len(out.T); n > 0 && out.T[n-1] == p.t {
+			out.V[n-1] = p.v // the current series came later: it wins
+			continue
+		}
+		out.T = append(out.T, p.t)
+		out.V = append(out.V, p.v)
+	}
+	return out
+}
+
+func joinOr(parts []string) string {
+	out := ""
+	for i, p := range parts {
+		if i > 0 {
+			out += " or "
+		}
+		out += p
+	}
+	return out
+}
+
+func floorTo(t, step int64) int64 {
+	r := t % step
+	if r < 0 {
+		r += step
+	}
+	return t - r
+}
+
+func ceilTo(t, step int64) int64 {
+	f := floorTo(t, step)
+	if f == t {
+		return t
+	}
+	return f + step
+}
+
+func compareInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,40 @@
+// Package engine computes Inferscope's derived series (latency quantiles, the queue/compute/network
+// split, the jitter ratio, the same-time-of-day baseline, throughput, error ratios and the GPU
+// views) from a Prometheus, for any metric profile. It is plain Go: no Grafana types. The data
+// source turns its results into frames; the command line and the tests use it directly.
+//
+// # Shape of a query
+//
+//	q, err := engine.Parse(rawJSON)          // the public query JSON (docs/queries.md)
+//	e := &engine.Engine{Prom: client, Profile: p, Present: names, WarmupWindow: 2*time.Minute}
+//	res, err := e.Run(ctx, q, engine.Range{Start: from, End: to, MinStep: interval})
+//
+// Parse reads the fields every type shares (Common) and hands the rest to the type's own parser
+// (Fields has readers with clear errors), which returns a Runner. Adding a query type is one
+// file: a parse function registered with register(name, parse) from an init function, and a
+// Runner whose Run uses the Exec to read Prometheus and to add series and notices.
+//
+// # Pipeline of a model query
+//
+// Series are read per profile role (profile.Resolve picks the first measure whose metrics exist):
+// histograms as summed bucket rates, µs counters as rate(duration)/rate(count), summaries as their
+// quantile series. All parts of a query go to Prometheus as one expression (a union told apart
+// by a label), so a query costs one round trip, plus one small one for the warm-up signals and,
+// for baseline, one for the previous days (run alongside).
+//
+// With the warm-up filter on (the default), the lifecycle events of the selected instances are
+// read first (sparse: not-ready points, recent process starts, counter resets, appearances) and
+// turned into derive.WarmupMask masks, widened by the rate window (a rate at t still holds the
+// observations of [t − window, t]). Instances that warm up in the range are then fetched on
+// their own, their warming samples dropped, and added to the sum Prometheus makes of the steady
+// ones; without warming instances Prometheus also takes the histogram quantiles, and a filtered
+// query sends what an unfiltered one does.
+//
+// Baseline queries read the previous days at a one-minute resolution; a HistoryCache on the
+// Engine keeps them across queries, since the past does not change.
+//
+// # Limits
+//
+// Range length, points per series, series fetched (as samples) and series returned are bounded
+// (Limits); exceeding one is a clear error before memory is spent.
+package engine

@@ -1,0 +1,220 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/inferscope/inferscope/pkg/derive"
+)
+
+func init() {
+	register("gpu_idle_under_traffic", parseGPUIdle)
+}
+
+// The node QPS baseline: the same time of day on the previous days.
+const (
+	idleBaselineDays   = 7
+	idleBaselineWindow = 10 * time.Minute
+)
+
+var (
+	idleMappings  = []ValueMapping{{Value: 0, Text: "ok", Color: "green"}, {Value: 1, Text: "idle under traffic", Color: "red"}}
+	readyMappings = []ValueMapping{{Value: 0, Text: "not ready", Color: "orange"}, {Value: 1, Text: "ready", Color: "green"}}
+)
+
+// gpuIdleQuery is the `gpu_idle_under_traffic` type: 1 where a GPU's utilisation has been zero
+// for idleFor while its node's QPS is above qpsFraction of the node's 7-day same-time-of-day
+// baseline and the node's models are ready (derive.IdleUnderTraffic), else 0; plus the inputs:
+// utilisation per GPU, and per node the QPS, its baseline and the readiness.
+type gpuIdleQuery struct {
+	idleFor     time.Duration
+	qpsFraction float64
+}
+
+func parseGPUIdle(_ Common, f Fields) (Runner, error) {
+	d := derive.DefaultIdleOptions()
+	idle, err := f.DurationIn("idleFor", d.IdleFor, time.Minute, 24*time.Hour)
+	if err != nil {
+		return nil, err
+	}
+	frac, err := f.NumberIn("qpsFraction", d.TrafficFraction, 0.01, 10)
+	if err != nil {
+		return nil, err
+	}
+	return gpuIdleQuery{idleFor: idle, qpsFraction: frac}, nil
+}
+
+// Run evaluates the condition on a grid no coarser than idleFor/5 that starts idleFor before
+// the range; an output point is 1 when the condition held anywhere in the step before it, so
+// a wide panel still shows a short episode. With the warm-up filter, points where a node's
+// inference server is loading or warming up count as not ready.
+func (iq gpuIdleQuery) Run(ctx context.Context, x *Exec) error {
+	x.gpuModelNotice()
+	out := x.outGrid()
+	eval, err := x.finerGrid(iq.idleFor, iq.idleFor/5)
+	if err != nil {
+		return err
+	}
+	bopt := derive.BaselineOptions{Days: idleBaselineDays, Window: idleBaselineWindow, MinDays: 1}
+	histLead := out.start().Sub(time.UnixMilli(bopt.HistoryStart(eval.t[0])))
+	hist, err := x.finerGrid(histLead, eval.step)
+	if err != nil {
+		return err
+	}
+	// The current QPS and its history use the same window, so they compare like with like.
+	window := max(x.rateWindow(), hist.step, eval.step)
+	f := x.gpuFilter()
+	nodes := f.Nodes()
+	histExpr, err := x.nodeRequestRate(nodes, window)
+	if err != nil {
+		return err
+	}
+	var (
+		utilRaws []gpuRaw
+		sig      nodeSignals
+		history  map[string][]float64
+	)
+	if err := all(ctx,
+		func(ctx context.Context) (err error) { utilRaws, err = x.fetchGPU(ctx, GPUUtil, f, eval); return },
+		func(ctx context.Context) (err error) {
+			sig, err = x.fetchNodeSignals(ctx, nodes, eval, window, true, window+eval.step)
+			return
+		},
+		func(ctx context.Context) (err error) { history, err = x.byInstance(ctx, histExpr, hist); return },
+	); err != nil {
+		return err
+	}
+	util := mergeGPU(GPUUtil, utilRaws, len(eval.t))
+
+	// Node QPS history → the baseline mean on the evaluation grid.
+	histByNode := map[string][]float64{}
+	for in, v := range history {
+		node := InstanceNode(in)
+		if len(nodes) == 0 || slices.Contains(nodes, node) {
+			histByNode[node] = sumNaN(histByNode[node], v)
+		}
+	}
+	nodeNames := make([]string, 0, len(sig.qps))
+	for node := range sig.qps {
+		nodeNames = append(nodeNames, node)
+	}
+	sort.Strings(nodeNames)
+	baseline := map[string][]float64{}
+	var noHistory []string
+	for _, node := range nodeNames {
+		h, ok := histByNode[node]
+		if !ok {
+			baseline[node] = nanValues(len(eval.t))
+			noHistory = append(noHistory, node)
+			continue
+		}
+		b, err := derive.Baseline(derive.Series{T: hist.t, V: h}, eval.t, bopt)
+		if err != nil {
+			return err
+		}
+		baseline[node] = b.Mean
+		if gpuAllNaN(b.Mean) {
+			noHistory = append(noHistory, node)
+		}
+	}
+
+	n := 2*len(util.keys) + 2*len(nodeNames)
+	if sig.hasReady {
+		n += len(nodeNames)
+	}
+	if n > x.limits.MaxSeries {
+		return &LimitError{Msg: fmt.Sprintf("the query would return %d series, more than the limit of %d: select fewer nodes (instance) or GPUs (gpu)", n, x.limits.MaxSeries)}
+	}
+
+	idx := lastIndex(eval.t, out.t)
+	opt := derive.IdleOptions{IdleFor: iq.idleFor, TrafficFraction: iq.qpsFraction}
+	var noServer []GPUKey
+	for _, k := range util.keys {
+		qps, ok := sig.qps[k.Node]
+		if !ok {
+			noServer = append(noServer, k)
+			qps = nanValues(len(eval.t))
+		}
+		base, ok := baseline[k.Node]
+		if !ok {
+			base = nanValues(len(eval.t))
+		}
+		idle, err := derive.IdleUnderTraffic(derive.Series{T: eval.t, V: util.values[k]}, derive.Series{T: eval.t, V: qps},
+			derive.Series{T: eval.t, V: base}, effectiveReady(sig, k.Node), opt)
+		if err != nil {
+			return err
+		}
+		flag := sampleMax(idle.V, eval.t, out.t, out.step.Milliseconds())
+		for i, v := range flag {
+			if math.IsNaN(v) {
+				flag[i] = 0 // unknown is never true
+			}
+		}
+		s := newSeries("idle_under_traffic", k.String()+" idle under traffic", UnitNone, k.Labels(), out.t, flag)
+		s.Mappings, s.Min, s.Max = idleMappings, ptr(0), ptr(1)
+		s.Thresholds = []Threshold{{Value: 1, Severity: Critical}}
+		u := gpuSeries(GPUUtil, k, out.t, sampleAt(util.values[k], idx))
+		x.Add(s, u)
+	}
+	for _, node := range nodeNames {
+		l := map[string]string{"node": node}
+		x.Add(
+			newSeries("qps", node+" QPS", UnitReqPS, l, out.t, sampleAt(sig.qps[node], idx)),
+			newSeries("qps_baseline", node+" QPS baseline", UnitReqPS, l, out.t, sampleAt(baseline[node], idx)))
+		if sig.hasReady {
+			r := newSeries("ready", node+" ready", UnitNone, l, out.t, sampleAt(sig.ready[node], idx))
+			r.Mappings, r.Min, r.Max = readyMappings, ptr(0), ptr(1)
+			x.Add(r)
+		}
+	}
+
+	if len(util.keys) == 0 {
+		x.Notice(Info, "no GPU utilisation series found (inferscope_gpu_utilization_ratio or DCGM_FI_DEV_GPU_UTIL)"+f.String())
+	}
+	if len(noServer) > 0 {
+		x.Notice(Info, "no inference server's requests found on the node of "+listKeys(noServer)+": the condition cannot hold there")
+	}
+	if len(noHistory) > 0 {
+		x.Notice(Warning, fmt.Sprintf("no QPS history on the previous %d days for %v: without a baseline the condition cannot hold", idleBaselineDays, noHistory))
+	}
+	return nil
+}
+
+// effectiveReady is the node's readiness with warm-up points counted as not ready; an empty
+// series (readiness assumed) when the profile has no load state and nothing is warming.
+func effectiveReady(sig nodeSignals, node string) derive.Series {
+	mask, hasMask := sig.warming[node]
+	var v []float64
+	switch {
+	case sig.hasReady:
+		v = slices.Clone(orNaN(sig.ready[node], len(sig.t)))
+	case hasMask:
+		v = make([]float64, len(sig.t))
+		for i := range v {
+			v[i] = 1
+		}
+	default:
+		return derive.Series{}
+	}
+	if hasMask {
+		for i := range v {
+			if mask[i] != 0 {
+				v[i] = 0
+			}
+		}
+	}
+	return derive.Series{T: sig.t, V: v}
+}
+
+func gpuAllNaN(v []float64) bool {
+	for _, x := range v {
+		if !math.IsNaN(x) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,499 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/inferscope/inferscope/pkg/derive"
+	"github.com/inferscope/inferscope/pkg/profile"
+	"github.com/inferscope/inferscope/pkg/prom"
+)
+
+// Reading a latency role for any profile: histograms give quantiles from summed bucket rates and
+// the mean from _sum/_count; µs counters give only the mean (rate of the duration over rate of
+// the requests); summaries give their own quantile series per instance (they cannot be added
+// across instances) and the mean from _sum/_count.
+
+// stat is one statistic of a latency role at each point: a quantile Q, or the mean (Q = 0).
+type stat struct {
+	Q float64
+	derive.Series
+}
+
+// groupLabels are the labels a model query groups by: model and version where the profile has them.
+func (x *Exec) groupLabels() []string { return union(nil, x.modelLabel, x.versionLabel) }
+
+// groupKey identifies a series by the given labels.
+func groupKey(labels map[string]string, by []string) string {
+	var b strings.Builder
+	for _, l := range by {
+		b.WriteString(labels[l])
+		b.WriteByte(0xff)
+	}
+	return b.String()
+}
+
+// measureNotice shows a measure's note next to the data; counters and summaries get a warning,
+// since their numbers are not the percentiles a histogram gives.
+func (x *Exec) measureNotice(m profile.Measure) {
+	if m.Note == "" {
+		return
+	}
+	sev := Info
+	if m.Kind == profile.MicrosecondCounter || m.Kind == profile.Summary {
+		sev = Warning
+	}
+	x.Notice(sev, m.Note)
+}
+
+// hasQuantiles reports whether the measure can give percentiles.
+func hasQuantiles(m profile.Measure) bool {
+	return m.Kind == profile.Histogram || (m.Kind == profile.Summary && m.QuantileLabel != "")
+}
+
+func scaleOf(m profile.Measure) float64 {
+	if m.Scale == 0 {
+		return 1
+	}
+	return m.Scale
+}
+
+// latencyReq asks for statistics qs (quantiles; 0 = the mean) of a latency measure.
+type latencyReq struct {
+	m  profile.Measure
+	qs []float64
+}
+
+// readLatency reads one measure's statistics per group of the `by` labels (per instance too for
+// summary quantiles), on the fetch grid.
+func (x *Exec) readLatency(ctx context.Context, m profile.Measure, qs []float64, by []string) ([]stat, error) {
+	out, err := x.readLatencies(ctx, []latencyReq{{m, qs}}, by)
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+// readLatencies reads several measures' statistics in one round trip. Quantiles a measure
+// cannot give are left out with a notice.
+func (x *Exec) readLatencies(ctx context.Context, reqs []latencyReq, by []string) ([][]stat, error) {
+	// Without warming instances, Prometheus sums the buckets and takes the quantiles itself
+	// (the same numbers: derive.HistogramQuantile is PromQL's algorithm) and sends far less.
+	var ws *warmState
+	if x.q.WarmupFilter {
+		var err error
+		if ws, err = x.warmup(ctx); err != nil {
+			return nil, err
+		}
+	}
+	serverQuantiles := len(ws.warming()) == 0
+	var parts []part
+	var finish []func(res [][]derive.Series) error
+	out := make([][]stat, len(reqs))
+	for ri, r := range reqs {
+		m := r.m
+		var quants []float64
+		wantMean := false
+		for _, q := range r.qs {
+			if q == 0 {
+				wantMean = true
+			} else {
+				quants = append(quants, q)
+			}
+		}
+		if len(quants) > 0 && !hasQuantiles(m) {
+			x.Notice(Warning, fmt.Sprintf("%s: percentiles do not exist for this metric (%s), only the mean", x.e.Profile.Title, m.Kind))
+			quants = nil
+		}
+		ms := x.matchers(x.scopeOf(m), m.Matchers)
+		scale := scaleOf(m)
+		// addRates adds one part per metric and returns where they start.
+		addRates := func(metrics []string, by []string) (int, int, error) {
+			ps := rateParts(metrics, ms, by)
+			at := len(parts)
+			parts = append(parts, ps...)
+			return at, len(ps), nil
+		}
+		if len(quants) > 0 && m.Kind == profile.Histogram && serverQuantiles && len(m.Metrics) == 1 {
+			at := len(parts)
+			for _, q := range quants {
+				parts = append(parts, part{op: "sum", metric: m.Metrics[0] + "_bucket", matchers: ms, rate: true, by: by, quantile: q})
+			}
+			finish = append(finish, func(res [][]derive.Series) error {
+				for k, q := range quants {
+					for _, s := range res[at+k] {
+						scaleValues(s.V, scale)
+						out[ri] = append(out[ri], stat{Q: q, Series: s})
+					}
+				}
+				return nil
+			})
+		} else if len(quants) > 0 && m.Kind == profile.Histogram {
+			at, n, err := addRates(suffixed(m.Metrics, "_bucket"), union(by, derive.BucketLabel))
+			if err != nil {
+				return nil, err
+			}
+			finish = append(finish, func(res [][]derive.Series) error {
+				buckets, err := sumParts(res[at:at+n], union(by, derive.BucketLabel))
+				if err != nil {
+					return err
+				}
+				hs, err := derive.Histograms(buckets)
+				if err != nil {
+					return err
+				}
+				for _, h := range hs {
+					for _, q := range quants {
+						s := h.Quantile(q)
+						scaleValues(s.V, scale)
+						out[ri] = append(out[ri], stat{Q: q, Series: s})
+					}
+				}
+				return nil
+			})
+		}
+		if len(quants) > 0 && m.Kind == profile.Summary {
+			if len(m.Metrics) != 1 {
+				return nil, fmt.Errorf("a summary role needs exactly one metric, got %v", m.Metrics)
+			}
+			at := len(parts)
+			parts = append(parts, part{op: "max", metric: m.Metrics[0], matchers: ms, by: union(by, m.QuantileLabel), perInstance: true})
+			finish = append(finish, func(res [][]derive.Series) error {
+				found := map[float64]bool{}
+				for _, s := range res[at] {
+					q, ok := matchQuantile(s.Labels[m.QuantileLabel], quants)
+					if !ok {
+						continue
+					}
+					found[q] = true
+					v := slices.Clone(s.V)
+					scaleValues(v, scale)
+					out[ri] = append(out[ri], stat{Q: q, Series: derive.Series{Labels: copyWithout(s.Labels, m.QuantileLabel), T: s.T, V: v}})
+				}
+				if len(res[at]) > 0 {
+					for _, q := range quants {
+						if !found[q] {
+							x.Notice(Warning, fmt.Sprintf("%s does not export the %s quantile (its summary objectives are fixed in the server's configuration)",
+								strings.Join(m.Metrics, "+"), quantileName(q)))
+						}
+					}
+				}
+				return nil
+			})
+		}
+		if wantMean && serverQuantiles && len(m.Minus) == 0 &&
+			(m.Kind == profile.Histogram || m.Kind == profile.Summary || m.Kind == profile.MicrosecondCounter) {
+			// Prometheus divides the summed rates itself: half the series to send. (A
+			// difference, TorchServe's compute, stays here, where it is floored at zero.)
+			expr, err := x.latencyExpr(m, 0, by, 0)
+			if err != nil {
+				return nil, err
+			}
+			at := len(parts)
+			parts = append(parts, part{fixed: expr, by: by})
+			finish = append(finish, func(res [][]derive.Series) error {
+				for _, s := range res[at] {
+					for i, v := range s.V {
+						if math.IsInf(v, 0) || v < 0 {
+							s.V[i] = math.NaN() // no requests is no data
+						}
+					}
+					out[ri] = append(out[ri], stat{Q: 0, Series: s})
+				}
+				return nil
+			})
+		} else if wantMean {
+			var dur, minus, count []string
+			switch m.Kind {
+			case profile.Histogram, profile.Summary:
+				dur, count = suffixed(m.Metrics, "_sum"), suffixed(m.Metrics, "_count")
+			case profile.MicrosecondCounter:
+				dur, minus, count = m.Metrics, m.Minus, m.Count
+			default:
+				return nil, fmt.Errorf("a %s cannot give a latency", m.Kind)
+			}
+			atD, nD, err := addRates(dur, by)
+			if err != nil {
+				return nil, err
+			}
+			atC, nC, err := addRates(count, by)
+			if err != nil {
+				return nil, err
+			}
+			atM, nM := 0, 0
+			if len(minus) > 0 {
+				if atM, nM, err = addRates(minus, by); err != nil {
+					return nil, err
+				}
+			}
+			finish = append(finish, func(res [][]derive.Series) error {
+				d, err := sumParts(res[atD:atD+nD], by)
+				if err != nil {
+					return err
+				}
+				c, err := sumParts(res[atC:atC+nC], by)
+				if err != nil {
+					return err
+				}
+				var sub []derive.Series
+				if nM > 0 {
+					if sub, err = sumParts(res[atM:atM+nM], by); err != nil {
+						return err
+					}
+				}
+				means, err := meanFromRates(d, sub, c, nM > 0, scale, by)
+				if err != nil {
+					return err
+				}
+				for _, s := range means {
+					out[ri] = append(out[ri], stat{Q: 0, Series: s})
+				}
+				return nil
+			})
+		}
+	}
+	if len(parts) == 0 {
+		return out, nil
+	}
+	res, err := x.read(ctx, parts)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range finish {
+		if err := f(res); err != nil {
+			return nil, err
+		}
+	}
+	for _, o := range out {
+		slices.SortStableFunc(o, func(a, b stat) int {
+			if c := strings.Compare(labelsText(a.Labels), labelsText(b.Labels)); c != 0 {
+				return c
+			}
+			return compareFloat(a.Q, b.Q)
+		})
+	}
+	return out, nil
+}
+
+// meanFromRates is (Σ rate(dur) − Σ rate(minus)) / Σ rate(count) × scale per group.
+func meanFromRates(dur, minus, count []derive.Series, hasMinus bool, scale float64, by []string) ([]derive.Series, error) {
+	minusBy := indexBy(minus, by)
+	countBy := indexBy(count, by)
+	var out []derive.Series
+	for _, s := range dur {
+		key := groupKey(s.Labels, by)
+		den, ok := countBy[key]
+		if !ok {
+			continue
+		}
+		num := s
+		if hasMinus {
+			sub, ok := minusBy[key]
+			if !ok {
+				continue
+			}
+			var err error
+			if num, err = derive.Difference(s, sub); err != nil {
+				return nil, err
+			}
+		}
+		mean, err := derive.MeanLatency(num, den, scale)
+		if err != nil {
+			return nil, err
+		}
+		mean.Labels = s.Labels
+		out = append(out, mean)
+	}
+	return out, nil
+}
+
+// rateReq asks for Σ rate(metrics) of a counter measure per group of by.
+type rateReq struct {
+	m  profile.Measure
+	by []string
+}
+
+// rates reads several counter measures' rates in one round trip.
+func (x *Exec) rates(ctx context.Context, reqs ...rateReq) ([][]derive.Series, error) {
+	var parts []part
+	spans := make([][2]int, len(reqs))
+	for i, r := range reqs {
+		ps := rateParts(r.m.Metrics, x.matchers(x.scopeOf(r.m), r.m.Matchers), r.by)
+		spans[i] = [2]int{len(parts), len(ps)}
+		parts = append(parts, ps...)
+	}
+	res, err := x.read(ctx, parts)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]derive.Series, len(reqs))
+	for i, sp := range spans {
+		if out[i], err = sumParts(res[sp[0]:sp[0]+sp[1]], reqs[i].by); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// rateParts reads Σ rate() of each metric as its own part: rate() over a selector matching
+// several metric names drops the names, and Prometheus refuses the colliding series.
+func rateParts(metrics []string, ms []prom.Matcher, by []string) []part {
+	out := make([]part, len(metrics))
+	for i, name := range metrics {
+		out[i] = part{op: "sum", metric: name, matchers: ms, rate: true, by: by}
+	}
+	return out
+}
+
+// sumParts adds the parts of one role per group (the single part is returned as it is).
+func sumParts(parts [][]derive.Series, by []string) ([]derive.Series, error) {
+	if len(parts) == 1 {
+		return parts[0], nil
+	}
+	var all []derive.Series
+	for _, p := range parts {
+		all = append(all, p...)
+	}
+	return derive.SumBy(all, by)
+}
+
+// scopeOf says which selection labels a measure's series carry.
+func (x *Exec) scopeOf(m profile.Measure) scope {
+	if m.PerInstance {
+		return scopeInstance
+	}
+	return scopeModelVersion
+}
+
+// latencyExpr is the PromQL of a latency statistic per group, with every selector shifted by
+// offset: what Prometheus computes when nothing is filtered. Summary quantiles come per instance
+// with the quantile label, for the caller to pick.
+func (x *Exec) latencyExpr(m profile.Measure, q float64, by []string, offset time.Duration) (string, error) {
+	ms := x.matchers(x.scopeOf(m), m.Matchers)
+	w := x.rateWindow()
+	off := ""
+	if offset > 0 {
+		off = " offset " + promqlDuration(offset)
+	}
+	rate := func(metrics []string, by []string) (string, error) { return sumRate(metrics, ms, by, w, offset) }
+	scaled := func(e string) string {
+		if s := scaleOf(m); s != 1 {
+			return "(" + e + ") * " + formatFloat(s)
+		}
+		return e
+	}
+	if q > 0 {
+		switch {
+		case m.Kind == profile.Histogram:
+			buckets, err := rate(suffixed(m.Metrics, "_bucket"), union(by, derive.BucketLabel))
+			if err != nil {
+				return "", err
+			}
+			return scaled("histogram_quantile(" + formatFloat(q) + ", " + buckets + ")"), nil
+		case m.Kind == profile.Summary && m.QuantileLabel != "":
+			sel, err := selector(m.Metrics, ms)
+			if err != nil {
+				return "", err
+			}
+			e, err := aggregate("max", union(by, x.instanceLabel, m.QuantileLabel), sel+off)
+			if err != nil {
+				return "", err
+			}
+			return scaled(e), nil
+		}
+	}
+	var dur, minus, count []string
+	switch m.Kind {
+	case profile.Histogram, profile.Summary:
+		dur, count = suffixed(m.Metrics, "_sum"), suffixed(m.Metrics, "_count")
+	case profile.MicrosecondCounter:
+		dur, minus, count = m.Metrics, m.Minus, m.Count
+	default:
+		return "", fmt.Errorf("a %s cannot give a latency", m.Kind)
+	}
+	num, err := rate(dur, by)
+	if err != nil {
+		return "", err
+	}
+	if len(minus) > 0 {
+		sub, err := rate(minus, by)
+		if err != nil {
+			return "", err
+		}
+		num = "(" + num + " - " + sub + ")"
+	}
+	den, err := rate(count, by)
+	if err != nil {
+		return "", err
+	}
+	return scaled(num + " / " + den), nil
+}
+
+func indexBy(ss []derive.Series, by []string) map[string]derive.Series {
+	out := make(map[string]derive.Series, len(ss))
+	for _, s := range ss {
+		out[groupKey(s.Labels, by)] = s
+	}
+	return out
+}
+
+// matchQuantile finds the requested quantile a summary's quantile label stands for.
+func matchQuantile(label string, quants []float64) (float64, bool) {
+	v, err := strconv.ParseFloat(strings.TrimSpace(label), 64)
+	if err != nil {
+		return 0, false
+	}
+	for _, q := range quants {
+		if math.Abs(v-q) < 1e-9 {
+			return q, true
+		}
+	}
+	return 0, false
+}
+
+func scaleValues(v []float64, s float64) {
+	if s == 1 {
+		return
+	}
+	for i := range v {
+		v[i] *= s
+	}
+}
+
+func copyWithout(l map[string]string, drop ...string) map[string]string {
+	out := make(map[string]string, len(l))
+	for k, v := range l {
+		if !slices.Contains(drop, k) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func compareFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// quantileName names a quantile's series: 0.95 → "p95", 0.999 → "p99.9"; 0 is the mean.
+func quantileName(q float64) string {
+	if q == 0 {
+		return "mean"
+	}
+	return "p" + strconv.FormatFloat(math.Round(q*1e6)/1e4, 'f', -1, 64)
+}
+
+// displayName joins the group's label values with the statistic's name.
+func (x *Exec) displayName(labels map[string]string, what string) string {
+	return joinNonEmpty(" ", labels[x.modelLabel], labels[x.versionLabel], labels[x.instanceLabel], what)
+}

@@ -1,0 +1,429 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Common holds the fields every query type shares (docs/queries.md documents them).
+type Common struct {
+	RefID string
+	Type  string
+	// Model, Version, Instance and GPU select series; empty selects all. Values arrive as a
+	// string or a list of strings; a string holding "|" is a multi-value from Grafana's template
+	// interpolation and is split on it.
+	Model, Version, Instance, GPU []string
+	// WarmupFilter drops samples of instances that are not ready or warming up (default true).
+	WarmupFilter bool
+	// RateInterval overrides the rate() window (default 5m, never below the step).
+	RateInterval time.Duration
+	// Series keeps only the named result series (default all), e.g. ["ratio"] for an alert rule.
+	Series []string
+	// LegendFormat names the series like Grafana's Prometheus legend ({{label}}); "" = built-in names.
+	LegendFormat string
+}
+
+// Query is a parsed query: the common fields and the type's runner.
+type Query struct {
+	Common
+	runner Runner
+}
+
+// Runner returns the type-specific part of the query.
+func (q Query) Runner() Runner { return q.runner }
+
+// maxValues bounds the values of one selection field.
+const maxValues = 500
+
+// Parse reads a query's JSON: the common fields, then the type's own fields. Unknown fields are
+// ignored (Grafana adds its own); a known field with the wrong type or value is an error that
+// names the field.
+func Parse(raw []byte) (Query, error) {
+	f, err := ParseFields(raw)
+	if err != nil {
+		return Query{}, err
+	}
+	var c Common
+	if c.RefID, err = f.String("refId", ""); err != nil {
+		return Query{}, err
+	}
+	if c.Type, err = f.String("queryType", ""); err != nil {
+		return Query{}, err
+	}
+	return ParseAs(c.Type, raw)
+}
+
+// ParseAs parses raw as a query of the given type (the request's queryType may come outside the
+// JSON, as Grafana's DataQuery.QueryType does).
+func ParseAs(queryType string, raw []byte) (Query, error) {
+	f, err := ParseFields(raw)
+	if err != nil {
+		return Query{}, err
+	}
+	c := Common{Type: queryType}
+	parse, ok := lookupType(queryType)
+	if !ok {
+		name := queryType
+		if len(name) > 40 {
+			name = name[:40] + "…"
+		}
+		return Query{}, fmt.Errorf("unknown query type %q: the engine knows %s", name, strings.Join(Types(), ", "))
+	}
+	if c.RefID, err = f.String("refId", ""); err != nil {
+		return Query{}, err
+	}
+	for _, sel := range []struct {
+		name string
+		dst  *[]string
+	}{{"model", &c.Model}, {"version", &c.Version}, {"instance", &c.Instance}, {"gpu", &c.GPU}} {
+		if *sel.dst, err = f.Values(sel.name); err != nil {
+			return Query{}, err
+		}
+	}
+	if c.WarmupFilter, err = f.Bool("warmupFilter", true); err != nil {
+		return Query{}, err
+	}
+	if c.RateInterval, err = f.Duration("rateInterval", 0); err != nil {
+		return Query{}, err
+	}
+	if c.RateInterval != 0 && (c.RateInterval < time.Second || c.RateInterval > 24*time.Hour) {
+		return Query{}, fieldErr("rateInterval", "must be between 1s and 24h, got %s", formatDuration(c.RateInterval))
+	}
+	if c.Series, err = f.Strings("series"); err != nil {
+		return Query{}, err
+	}
+	if c.LegendFormat, err = f.String("legendFormat", ""); err != nil {
+		return Query{}, err
+	}
+	r, err := parse(c, f)
+	if err != nil {
+		return Query{}, err
+	}
+	return Query{Common: c, runner: r}, nil
+}
+
+// Fields is a query's JSON object, read field by field with clear errors.
+type Fields map[string]json.RawMessage
+
+// ParseFields decodes a query's JSON object.
+func ParseFields(raw []byte) (Fields, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return Fields{}, nil
+	}
+	var f Fields
+	if err := json.Unmarshal(raw, &f); err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) {
+			return nil, fmt.Errorf("the query JSON is malformed: %s (at byte %d)", syn.Error(), syn.Offset)
+		}
+		return nil, fmt.Errorf("the query JSON must be an object: %s", snippet(raw))
+	}
+	if f == nil { // "null"
+		return Fields{}, nil
+	}
+	return f, nil
+}
+
+// FieldError is a query field with a wrong type or value.
+type FieldError struct {
+	Field string
+	Msg   string
+}
+
+func (e *FieldError) Error() string { return "field " + e.Field + " " + e.Msg }
+
+func fieldErr(name, format string, args ...any) error {
+	return &FieldError{Field: name, Msg: fmt.Sprintf(format, args...)}
+}
+
+// get returns the raw value of a present, non-null field.
+func (f Fields) get(name string) (json.RawMessage, bool) {
+	v, ok := f[name]
+	if !ok || string(bytes.TrimSpace(v)) == "null" {
+		return nil, false
+	}
+	return v, true
+}
+
+// String reads a string field.
+func (f Fields) String(name, def string) (string, error) {
+	v, ok := f.get(name)
+	if !ok {
+		return def, nil
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		return "", fieldErr(name, "must be a string, got %s", snippet(v))
+	}
+	return s, nil
+}
+
+// Bool reads a boolean field; the strings "true" and "false" are accepted too (template variables).
+func (f Fields) Bool(name string, def bool) (bool, error) {
+	v, ok := f.get(name)
+	if !ok {
+		return def, nil
+	}
+	var b bool
+	if err := json.Unmarshal(v, &b); err == nil {
+		return b, nil
+	}
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		if b, err := strconv.ParseBool(strings.TrimSpace(s)); err == nil {
+			return b, nil
+		}
+	}
+	return false, fieldErr(name, "must be true or false, got %s", snippet(v))
+}
+
+// Number reads a finite number; numeric strings are accepted too (template variables).
+func (f Fields) Number(name string, def float64) (float64, error) {
+	v, ok := f.get(name)
+	if !ok {
+		return def, nil
+	}
+	x, err := number(v)
+	if err != nil {
+		return 0, fieldErr(name, "must be a number, got %s", snippet(v))
+	}
+	return x, nil
+}
+
+// NumberIn reads a number and checks lo <= x <= hi.
+func (f Fields) NumberIn(name string, def, lo, hi float64) (float64, error) {
+	x, err := f.Number(name, def)
+	if err != nil {
+		return 0, err
+	}
+	if x < lo || x > hi {
+		return 0, fieldErr(name, "must be between %g and %g, got %g", lo, hi, x)
+	}
+	return x, nil
+}
+
+// Int reads a whole number within lo..hi.
+func (f Fields) Int(name string, def, lo, hi int) (int, error) {
+	x, err := f.Number(name, float64(def))
+	if err != nil {
+		return 0, err
+	}
+	if x != math.Trunc(x) || x < float64(lo) || x > float64(hi) {
+		return 0, fieldErr(name, "must be a whole number between %d and %d, got %g", lo, hi, x)
+	}
+	return int(x), nil
+}
+
+// Numbers reads a list of numbers (a single number is a list of one).
+func (f Fields) Numbers(name string, def []float64) ([]float64, error) {
+	v, ok := f.get(name)
+	if !ok {
+		return def, nil
+	}
+	var list []json.RawMessage
+	if err := json.Unmarshal(v, &list); err != nil {
+		x, err := number(v)
+		if err != nil {
+			return nil, fieldErr(name, "must be a list of numbers, got %s", snippet(v))
+		}
+		return []float64{x}, nil
+	}
+	out := make([]float64, len(list))
+	for i, item := range list {
+		x, err := number(item)
+		if err != nil {
+			return nil, fieldErr(fmt.Sprintf("%s[%d]", name, i), "must be a number, got %s", snippet(item))
+		}
+		out[i] = x
+	}
+	return out, nil
+}
+
+// Duration reads a Prometheus duration ("90s", "10m", "1h30m", "7d").
+func (f Fields) Duration(name string, def time.Duration) (time.Duration, error) {
+	v, ok := f.get(name)
+	if !ok {
+		return def, nil
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		return 0, fieldErr(name, "must be a duration such as \"10m\", got %s", snippet(v))
+	}
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return def, nil
+	}
+	d, err := ParseDuration(s)
+	if err != nil {
+		return 0, fieldErr(name, "%s", err.Error())
+	}
+	return d, nil
+}
+
+// DurationIn reads a duration and checks lo <= d <= hi.
+func (f Fields) DurationIn(name string, def, lo, hi time.Duration) (time.Duration, error) {
+	d, err := f.Duration(name, def)
+	if err != nil {
+		return 0, err
+	}
+	if d < lo || d > hi {
+		return 0, fieldErr(name, "must be between %s and %s, got %s", formatDuration(lo), formatDuration(hi), formatDuration(d))
+	}
+	return d, nil
+}
+
+// Strings reads a list of strings (a single string is a list of one; it is not split).
+func (f Fields) Strings(name string) ([]string, error) {
+	v, ok := f.get(name)
+	if !ok {
+		return nil, nil
+	}
+	var one string
+	if json.Unmarshal(v, &one) == nil {
+		if one == "" {
+			return nil, nil
+		}
+		return []string{one}, nil
+	}
+	var list []string
+	if err := json.Unmarshal(v, &list); err != nil {
+		return nil, fieldErr(name, "must be a string or a list of strings, got %s", snippet(v))
+	}
+	return list, nil
+}
+
+// Values reads a selection field: a string or a list of strings. A string containing "|" is
+// split on it (Grafana's interpolation of a multi-value variable); list items are taken as they
+// are. Empty items are dropped, duplicates removed. (JSON decoding has already made every value
+// valid UTF-8.)
+func (f Fields) Values(name string) ([]string, error) {
+	v, ok := f.get(name)
+	if !ok {
+		return nil, nil
+	}
+	var items []string
+	var one string
+	if json.Unmarshal(v, &one) == nil {
+		items = strings.Split(one, "|")
+	} else if err := json.Unmarshal(v, &items); err != nil {
+		return nil, fieldErr(name, "must be a string or a list of strings, got %s", snippet(v))
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, it := range items {
+		if it == "" || seen[it] {
+			continue
+		}
+		seen[it] = true
+		out = append(out, it)
+	}
+	if len(out) > maxValues {
+		return nil, fieldErr(name, "holds %d values, more than the limit of %d", len(out), maxValues)
+	}
+	return out, nil
+}
+
+// OneOf reads a string field that must be one of the allowed values.
+func (f Fields) OneOf(name, def string, allowed ...string) (string, error) {
+	s, err := f.String(name, def)
+	if err != nil {
+		return "", err
+	}
+	s = strings.TrimSpace(s)
+	if s == "" {
+		s = def
+	}
+	for _, a := range allowed {
+		if s == a {
+			return s, nil
+		}
+	}
+	return "", fieldErr(name, "must be one of %s, got %q", strings.Join(allowed, ", "), truncate(s, 40))
+}
+
+func number(v json.RawMessage) (float64, error) {
+	var x float64
+	if err := json.Unmarshal(v, &x); err == nil {
+		return x, nil
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		return 0, err
+	}
+	x, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0, fmt.Errorf("not a finite number")
+	}
+	return x, nil
+}
+
+var durationRE = regexp.MustCompile(`^(?:(\d+)y)?(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?:(\d+)ms)?$`)
+
+// ParseDuration parses a Prometheus duration: units y (365d), w, d, h, m, s, ms in that order,
+// e.g. "1h30m", "7d", "90s".
+func ParseDuration(s string) (time.Duration, error) {
+	m := durationRE.FindStringSubmatch(s)
+	if m == nil || s == "" {
+		return 0, fmt.Errorf("%q is not a duration: use a value like \"10m\", \"90s\" or \"1h30m\"", truncate(s, 40))
+	}
+	units := []time.Duration{365 * 24 * time.Hour, 7 * 24 * time.Hour, 24 * time.Hour, time.Hour, time.Minute, time.Second, time.Millisecond}
+	var d time.Duration
+	for i, u := range units {
+		if m[i+1] == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(m[i+1], 10, 64)
+		if err != nil || n > int64(math.MaxInt64/u) || d > math.MaxInt64-time.Duration(n)*u {
+			return 0, fmt.Errorf("%q is too long a duration", truncate(s, 40))
+		}
+		d += time.Duration(n) * u
+	}
+	return d, nil
+}
+
+// formatDuration writes d the way Prometheus does ("1h30m", "10m", "1500ms").
+func formatDuration(d time.Duration) string {
+	if d == 0 {
+		return "0s"
+	}
+	var b strings.Builder
+	if d < 0 {
+		b.WriteByte('-')
+		d = -d
+	}
+	ms := d.Milliseconds()
+	for _, u := range []struct {
+		ms   int64
+		name string
+	}{{7 * 86400000, "w"}, {86400000, "d"}, {3600000, "h"}, {60000, "m"}, {1000, "s"}, {1, "ms"}} {
+		if n := ms / u.ms; n > 0 {
+			fmt.Fprintf(&b, "%d%s", n, u.name)
+			ms -= n * u.ms
+		}
+	}
+	return b.String()
+}
+
+func snippet(v []byte) string {
+	s := strings.TrimSpace(string(v))
+	return truncate(s, 60)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	for len(s) > 0 && !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s + "…"
+}

@@ -1,0 +1,133 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/inferscope/inferscope/pkg/derive"
+	"github.com/inferscope/inferscope/pkg/profile"
+)
+
+func init() { register("split", parseSplit) }
+
+// splitQuery: mean queue, compute and network time per model/version, their shares and the regime.
+type splitQuery struct {
+	opt derive.SplitOptions
+}
+
+func parseSplit(_ Common, f Fields) (Runner, error) {
+	opt := derive.DefaultSplitOptions()
+	var err error
+	if opt.BaselineWindow, err = f.DurationIn("baselineWindow", opt.BaselineWindow, time.Minute, 24*time.Hour); err != nil {
+		return nil, err
+	}
+	return splitQuery{opt: opt}, nil
+}
+
+// RegimeMappings name the regime series' values.
+var RegimeMappings = []ValueMapping{
+	{Value: float64(derive.Balanced), Text: derive.Balanced.String(), Color: "green"},
+	{Value: float64(derive.QueueDominated), Text: derive.QueueDominated.String(), Color: "orange"},
+	{Value: float64(derive.ComputeDominated), Text: derive.ComputeDominated.String(), Color: "purple"},
+	{Value: float64(derive.NetworkDominated), Text: derive.NetworkDominated.String(), Color: "blue"},
+}
+
+func (sq splitQuery) Run(ctx context.Context, x *Exec) error {
+	queue, okQ, whyQ := x.resolve(profile.QueueTime)
+	compute, okC, whyC := x.resolve(profile.ComputeTime)
+	if !okQ || !okC {
+		for _, why := range []string{whyQ, whyC} {
+			if why != "" {
+				x.Notice(Warning, why)
+			}
+		}
+		x.Notice(Warning, "the queue/compute split needs both queue and compute time")
+		return nil
+	}
+	network, okN, whyN := x.resolve(profile.NetworkTime)
+	var e2e profile.Measure
+	if okN {
+		var okE bool
+		e2e, okE, _ = x.resolve(profile.Latency)
+		if !okE {
+			okN = false
+			whyN = "the network segment needs the service's own latency to subtract from the gateway's"
+		}
+	}
+	if !okN && whyN != "" {
+		x.Notice(Info, whyN)
+	}
+	x.Notice(Info, "segments are mean times per request (means add up; percentiles do not)")
+	x.SetPadding(sq.opt.BaselineWindow)
+	by := x.groupLabels()
+	reqs := []latencyReq{{queue, []float64{0}}, {compute, []float64{0}}}
+	if okN {
+		reqs = append(reqs, latencyReq{network, []float64{0}}, latencyReq{e2e, []float64{0}})
+	}
+	for _, r := range reqs {
+		x.measureNotice(r.m)
+	}
+	read, err := x.readLatencies(ctx, reqs, by)
+	if err != nil {
+		return err
+	}
+	qs, cs := read[0], read[1]
+	var gs, es []stat
+	if okN {
+		gs, es = read[2], read[3]
+	}
+	cBy, gBy, eBy := statIndex(cs, by), statIndex(gs, by), statIndex(es, by)
+	t, _ := x.Grid()
+	for _, q := range qs {
+		key := groupKey(q.Labels, by)
+		c, ok := cBy[key]
+		if !ok {
+			continue
+		}
+		in := derive.SplitInput{Queue: q.Series, Compute: c}
+		g, okG := gBy[key]
+		e, okE := eBy[key]
+		if okG && okE {
+			n, err := derive.Difference(g, e)
+			if err != nil {
+				return err
+			}
+			in.Network = n
+		}
+		sp, err := derive.SplitLatency(in, sq.opt)
+		if err != nil {
+			return fmt.Errorf("split of %s: %w", labelsText(q.Labels), err)
+		}
+		sp = sp.Slice(x.g.start, x.g.end)
+		l := q.Labels
+		segs := []struct {
+			seg   derive.Segment
+			value derive.Series
+		}{{derive.Queue, in.Queue}, {derive.Compute, in.Compute}, {derive.Network, in.Network}}
+		for _, sg := range segs {
+			if sg.value.Empty() {
+				continue
+			}
+			name := sg.seg.String()
+			x.Add(newSeries(name, x.displayName(l, name), UnitSeconds, l, t, x.output(sg.value).V))
+			share := newSeries(name+"_share", x.displayName(l, name+" share"), UnitPercentUnit, l, t, sp.Share[sg.seg])
+			share.Min, share.Max = ptr(0), ptr(1)
+			x.Add(share)
+		}
+		x.Add(newSeries("total", x.displayName(l, "total"), UnitSeconds, l, t, sp.Total))
+		regime := newSeries("regime", x.displayName(l, "regime"), UnitNone, l, t, sp.Regime)
+		regime.Mappings = RegimeMappings
+		regime.Min, regime.Max = ptr(0), ptr(3)
+		x.Add(regime)
+	}
+	return nil
+}
+
+func statIndex(ss []stat, by []string) map[string]derive.Series {
+	out := make(map[string]derive.Series, len(ss))
+	for _, s := range ss {
+		out[groupKey(s.Labels, by)] = s.Series
+	}
+	return out
+}

@@ -104,4 +104,21 @@ describe('DataSource', () => {
     expect(out).toEqual({ refId: 'A', queryType: 'promql', expr: 'up' });
     expect(Object.keys(out)).toEqual(['refId', 'queryType', 'expr']);
   });
+
+  test.each([
+    ['true', true],
+    ['false', false],
+  ])('applyTemplateVariables turns a warm-up switch variable set to %s into a boolean', (value, want) => {
+    installTemplateSrv({ warmup: { value } });
+    // Dashboards store the switch as "$warmup"; the backend reads a boolean.
+    const query = { refId: 'A', queryType: 'latency', warmupFilter: '$warmup' } as unknown as InferscopeQuery;
+    const out = newDataSource().applyTemplateVariables(query, {});
+    expect(out.warmupFilter).toBe(want);
+  });
+
+  test('applyTemplateVariables keeps a boolean warm-up filter as it is', () => {
+    installTemplateSrv({});
+    const out = newDataSource().applyTemplateVariables({ refId: 'A', queryType: 'split', warmupFilter: false }, {});
+    expect(out.warmupFilter).toBe(false);
+  });
 });

@@ -3,12 +3,14 @@ import { DataSourceWithBackend, getTemplateSrv } from '@grafana/runtime';
 
 import { formatPromQLValue } from './interpolate';
 import { DEFAULT_QUERY, InferscopeOptions, InferscopeQuery } from './types';
+import { InferscopeVariableSupport } from './variables';
 
 const FILTER_FIELDS = ['model', 'version', 'instance', 'gpu'] as const;
 
 export class DataSource extends DataSourceWithBackend<InferscopeQuery, InferscopeOptions> {
   constructor(instanceSettings: DataSourceInstanceSettings<InferscopeOptions>) {
     super(instanceSettings);
+    this.variables = new InferscopeVariableSupport(this);
   }
 
   getDefaultQuery(_: CoreApp): Partial<InferscopeQuery> {
@@ -30,6 +32,12 @@ export class DataSource extends DataSourceWithBackend<InferscopeQuery, Inferscop
       if (value !== undefined) {
         out[key] = srv.replace(value, scopedVars, 'pipe');
       }
+    }
+    // Dashboards bind the warm-up switch to a variable ("$warmup"); the backend expects a boolean.
+    const warmup: unknown = query.warmupFilter;
+    if (typeof warmup === 'string') {
+      const replaced = srv.replace(warmup, scopedVars).trim().toLowerCase();
+      out.warmupFilter = replaced !== 'false' && replaced !== '0';
     }
     return out;
   }

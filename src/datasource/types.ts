@@ -19,16 +19,6 @@ export type QueryType =
   | 'gpu_idle_under_traffic'
   | 'gpu_live';
 
-export interface QueryTypeInfo {
-  value: QueryType;
-  label: string;
-  description: string;
-}
-
-/** Query types the editor offers, in picker order. Add an entry when the backend serves a type. */
-export const EDITOR_QUERY_TYPES: QueryTypeInfo[] = [
-  { value: 'promql', label: 'PromQL', description: 'A raw PromQL expression, passed through to Prometheus' },
-];
 
 export interface InferscopeQuery extends DataQuery {
   queryType?: QueryType;

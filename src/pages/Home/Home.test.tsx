@@ -137,4 +137,22 @@ describe('Home page', () => {
     expect(await screen.findByRole('listitem', { name: 'Prometheus' })).toHaveTextContent('OK');
     expect(calls).toBe(2);
   });
+
+  test('links to the overview dashboard and the alert rules', async () => {
+    useInferscopeDataSources('inferscope');
+    installBackend({ [SETUP_URL]: { status: 200, body: okSetup } });
+
+    render(<Home settings={{ datasourceUid: 'inferscope' }} />);
+
+    const nav = screen.getByRole('navigation', { name: 'Inferscope' });
+    expect(within(nav).getByRole('link', { name: /overview dashboard/i })).toHaveAttribute(
+      'href',
+      '/d/inferscope-overview/inferscope-overview'
+    );
+    expect(within(nav).getByRole('link', { name: /alert rules/i })).toHaveAttribute(
+      'href',
+      '/a/inferscope-monitor-app/alert-rules'
+    );
+    expect(await screen.findByRole('listitem', { name: 'Prometheus' })).toHaveTextContent('OK');
+  });
 });

@@ -20,7 +20,7 @@ import {
   listInferscopeDataSources,
   NEW_DATASOURCE_URL,
 } from '../../api/datasources';
-import { AppSettings } from '../../constants';
+import { AppSettings, PLUGIN_BASE_URL } from '../../constants';
 import { testIds } from '../../components/testIds';
 import { SetupChecklist } from './SetupChecklist';
 import { useSetup } from './useSetup';
@@ -28,6 +28,10 @@ import { useSetup } from './useSetup';
 interface Props {
   settings: AppSettings;
 }
+
+/** The overview dashboard the app includes (dashboards/inferscope-overview.json). */
+export const OVERVIEW_DASHBOARD_URL = '/d/inferscope-overview/inferscope-overview';
+export const ALERT_RULES_URL = `${PLUGIN_BASE_URL}/alert-rules`;
 
 function Home({ settings }: Props) {
   const s = useStyles2(getStyles);
@@ -85,6 +89,17 @@ function Home({ settings }: Props) {
             Check again
           </Button>
         </Stack>
+
+        <nav aria-label="Inferscope" className={s.section}>
+          <Stack direction="row" gap={1}>
+            <LinkButton icon="apps" href={OVERVIEW_DASHBOARD_URL}>
+              Open the overview dashboard
+            </LinkButton>
+            <LinkButton icon="bell" variant="secondary" href={ALERT_RULES_URL}>
+              Alert rules
+            </LinkButton>
+          </Stack>
+        </nav>
 
         <div className={s.section}>
           {state.kind === 'loading' && <LoadingPlaceholder text="Checking the set-up…" />}

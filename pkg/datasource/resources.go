@@ -29,6 +29,8 @@ var resources = map[string]resource{
 		}
 		return http.StatusOK, map[string]string{"status": "ok", "plugin": PluginID, "version": v}
 	}},
+	"variables": {http.MethodGet, serveVariables},   // template-variable values (variables.go)
+	"rules":     {http.MethodPost, serveAlertRules}, // alert-rule catalog, renderings and diff (alerting.go)
 }
 
 type errorBody struct {

@@ -3,14 +3,17 @@ import { Route, Routes } from 'react-router-dom';
 import { AppRootProps } from '@grafana/data';
 
 import { AppSettings, ROUTES } from '../../constants';
+import { ALERT_RULES_ROUTE } from '../../pages/AlertRules/route';
 
 const Home = React.lazy(() => import('../../pages/Home/Home'));
+const AlertRules = React.lazy(() => import('../../pages/AlertRules/AlertRules'));
 
 function App({ meta }: AppRootProps<AppSettings>) {
   const settings = meta.jsonData ?? {};
   return (
     <Routes>
       <Route path={ROUTES.Home} element={<Home settings={settings} />} />
+      <Route path={ALERT_RULES_ROUTE} element={<AlertRules settings={settings} />} />
       {/* Default page */}
       <Route path="*" element={<Home settings={settings} />} />
     </Routes>

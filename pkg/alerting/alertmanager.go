@@ -1,0 +1,135 @@
+package alerting
+
+import (
+	"bytes"
+	"fmt"
+
+	"go.yaml.in/yaml/v2"
+)
+
+// Receiver names of the Alertmanager rendering.
+const (
+	ReceiverP0   = "inferscope-p0"
+	ReceiverP1   = "inferscope-p1"
+	ReceiverNull = "inferscope-null" // records nothing, sends nothing: P2 and observation mode
+)
+
+// AMConfig is the part of an Alertmanager configuration the rendering fills.
+type AMConfig struct {
+	Route        AMRoute     `yaml:"route"`
+	Receivers    []AMReceive `yaml:"receivers"`
+	InhibitRules []AMInhibit `yaml:"inhibit_rules"`
+}
+
+// AMRoute is a routing-tree node.
+type AMRoute struct {
+	Receiver       string    `yaml:"receiver,omitempty"`
+	GroupBy        []string  `yaml:"group_by,omitempty"`
+	Matchers       []string  `yaml:"matchers,omitempty"`
+	Continue       bool      `yaml:"continue,omitempty"`
+	GroupWait      string    `yaml:"group_wait,omitempty"`
+	GroupInterval  string    `yaml:"group_interval,omitempty"`
+	RepeatInterval string    `yaml:"repeat_interval,omitempty"`
+	Routes         []AMRoute `yaml:"routes,omitempty"`
+}
+
+// AMReceive is a receiver; one without integrations sends nothing.
+type AMReceive struct {
+	Name           string      `yaml:"name"`
+	WebhookConfigs []AMWebhook `yaml:"webhook_configs,omitempty"`
+}
+
+// AMWebhook is a webhook integration.
+type AMWebhook struct {
+	URL          string `yaml:"url"`
+	SendResolved bool   `yaml:"send_resolved"`
+}
+
+// AMInhibit is an inhibition rule.
+type AMInhibit struct {
+	SourceMatchers []string `yaml:"source_matchers"`
+	TargetMatchers []string `yaml:"target_matchers"`
+	Equal          []string `yaml:"equal"`
+}
+
+func matcher(label, op, value string) string { return label + op + quoteAM(value) }
+
+// quoteAM quotes a matcher value the way Alertmanager's matcher parser reads it.
+func quoteAM(v string) string { return fmt.Sprintf("%q", v) }
+
+// AlertmanagerConfig routes the catalog's alerts: observation mode and P2 to a receiver that
+// sends nothing, P0 with short waits, P1 at the usual pace; a P0 inhibits the P1 and P2 of the
+// same model and instance (service alerts) or the same node and GPU (GPU alerts), and a P1
+// the P2 likewise. Alerts in observation mode inhibit nothing.
+func AlertmanagerConfig(p Params) (AMConfig, error) {
+	if err := p.Validate(); err != nil {
+		return AMConfig{}, err
+	}
+	managed := matcher(ManagedLabel, "=", "true")
+	cfg := AMConfig{
+		Route: AMRoute{
+			Receiver: ReceiverNull,
+			GroupBy:  []string{"alertname", SeverityLabel, NodeOutLabel},
+			Routes: []AMRoute{{
+				Matchers: []string{managed},
+				Routes: []AMRoute{
+					{Matchers: []string{matcher(ObservationLabel, "=", "true")}, Receiver: ReceiverNull},
+					{Matchers: []string{matcher(SeverityLabel, "=", string(P2))}, Receiver: ReceiverNull},
+					{Matchers: []string{matcher(SeverityLabel, "=", string(P0))}, Receiver: ReceiverP0,
+						GroupWait: promDuration(p.P0GroupWait), GroupInterval: promDuration(p.P0GroupInterval), RepeatInterval: promDuration(p.P0RepeatInterval)},
+					{Matchers: []string{matcher(SeverityLabel, "=", string(P1))}, Receiver: ReceiverP1,
+						GroupWait: promDuration(p.P1GroupWait), GroupInterval: promDuration(p.P1GroupInterval), RepeatInterval: promDuration(p.P1RepeatInterval)},
+				},
+			}},
+		},
+		Receivers: []AMReceive{{Name: ReceiverNull}, webhookReceiver(ReceiverP0, p.P0WebhookURL), webhookReceiver(ReceiverP1, p.P1WebhookURL)},
+	}
+	for _, pair := range []struct {
+		source  Severity
+		targets string
+	}{{P0, "P1|P2"}, {P1, "P2"}} {
+		for _, sc := range []struct {
+			scope Scope
+			equal []string
+		}{{ScopeService, []string{ModelLabel, InstanceLabel}}, {ScopeGPU, []string{NodeOutLabel, GPULabel}}} {
+			cfg.InhibitRules = append(cfg.InhibitRules, AMInhibit{
+				SourceMatchers: []string{managed, matcher(SeverityLabel, "=", string(pair.source)), matcher(ScopeLabel, "=", string(sc.scope)), matcher(ObservationLabel, "!=", "true")},
+				TargetMatchers: []string{managed, matcher(SeverityLabel, "=~", pair.targets), matcher(ScopeLabel, "=", string(sc.scope))},
+				Equal:          sc.equal,
+			})
+		}
+	}
+	return cfg, nil
+}
+
+func webhookReceiver(name, url string) AMReceive {
+	r := AMReceive{Name: name}
+	if url != "" {
+		r.WebhookConfigs = []AMWebhook{{URL: url, SendResolved: true}}
+	}
+	return r
+}
+
+// RenderAlertmanager writes the configuration (YAML) with a header saying how to use it.
+func RenderAlertmanager(p Params) ([]byte, error) {
+	cfg, err := AlertmanagerConfig(p)
+	if err != nil {
+		return nil, err
+	}
+	body, err := yaml.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	buf.WriteString("# Alertmanager routing for the Inferscope alert rules: P0 pages with short waits, P1 goes to chat,\n")
+	buf.WriteString("# P2 and observation-mode alerts go to " + ReceiverNull + " (sends nothing); P0 inhibits P1/P2 and P1\n")
+	buf.WriteString("# inhibits P2 on the same model and instance (service alerts) or the same node and GPU (GPU alerts).\n")
+	buf.WriteString("# Generated by `inferscope rules export --format alertmanager`. A complete, valid configuration: to\n")
+	buf.WriteString("# merge it into an existing one, copy the route whose matcher is " + ManagedLabel + "=\"true\" (first among\n")
+	buf.WriteString("# your routes), the three receivers and the inhibit_rules.\n")
+	if p.P0WebhookURL == "" || p.P1WebhookURL == "" {
+		buf.WriteString("# Receivers without an integration send nothing: add your phone/chat integrations to " + ReceiverP0 + " and\n# " + ReceiverP1 + " (or export with --p0-webhook-url / --p1-webhook-url).\n")
+	}
+	buf.Write(body)
+	return buf.Bytes(), nil
+}

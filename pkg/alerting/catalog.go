@@ -1,0 +1,230 @@
+package alerting
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/inferscope/inferscope/pkg/profile"
+)
+
+// Severity is a rule's urgency: P0 pages (phone + urgent chat), P1 goes to the normal chat,
+// P2 is recorded and never sent.
+type Severity string
+
+// Severities.
+const (
+	P0 Severity = "P0"
+	P1 Severity = "P1"
+	P2 Severity = "P2"
+)
+
+// Scope says what a rule's alerts are about: a model version on an instance, or one GPU.
+type Scope string
+
+// Scopes.
+const (
+	ScopeService Scope = "service"
+	ScopeGPU     Scope = "gpu"
+)
+
+// Labels every rendered alert carries.
+const (
+	SeverityLabel    = "severity"
+	RuleLabel        = "inferscope_rule"
+	ManagedLabel     = "inferscope_managed"     // "true": Inferscope made the rule and may replace it
+	ObservationLabel = "inferscope_observation" // "true": evaluated and recorded, never sent
+	ScopeLabel       = "inferscope_scope"       // service or gpu: which labels identify the subject
+	// Normalised context labels (whatever the server's own label names are).
+	ModelLabel    = "model"
+	VersionLabel  = "version"
+	InstanceLabel = "instance"
+	GPULabel      = "gpu"
+	NodeOutLabel  = "node"
+)
+
+// Rule is one entry of the catalog, as people read it.
+type Rule struct {
+	ID        string        `json:"id"`
+	Alert     string        `json:"alert"` // alert name (Prometheus alertname, Grafana title)
+	Title     string        `json:"title"`
+	Severity  Severity      `json:"severity"`
+	Scope     Scope         `json:"scope"`
+	Condition string        `json:"condition"`
+	For       time.Duration `json:"-"`
+	ForText   string        `json:"for"`
+	// Why carries the lesson behind the rule and what to look at first.
+	Why string `json:"why"`
+	// Unavailable says why the metric profile cannot feed this rule ("" = available).
+	Unavailable string `json:"unavailable,omitempty"`
+}
+
+type spec struct {
+	id, alert, title string
+	sev              Severity
+	scope            Scope
+	cond             func(p Params) string
+	hold             func(p Params) time.Duration
+	why              string
+	// needs says why the profile cannot feed the rule, "" when it can.
+	needs func(b *builder) string
+}
+
+func at(d time.Duration) func(Params) time.Duration { return func(Params) time.Duration { return d } }
+
+func pct(x float64) string { return fmt.Sprintf("%s %%", fmtFloat(x*100)) }
+
+// specs is the catalog, in display order.
+var specs = []spec{
+	{
+		id: "latency-p0", alert: "InferscopeLatencyCritical", title: "Latency far above its baseline", sev: P0, scope: ScopeService,
+		cond: func(p Params) string {
+			return fmt.Sprintf("P%s latency > %s× the mean of the same ±%s time-of-day window on the previous %d days (at least %d with data)",
+				fmtFloat(p.LatencyQuantile*100), fmtFloat(p.LatencyCritRatio), promDuration(p.BaselineWindow), p.BaselineDays, p.BaselineMinDays)
+		},
+		hold: func(p Params) time.Duration { return p.LatencyCritFor },
+		why:  "Users feel it now. Row 1 of the overview first (anything saturated?), then did QPS change with it, then the queue/compute split.",
+		needs: func(b *builder) string {
+			_, why := b.measure(profile.Latency, profile.Histogram)
+			return why
+		},
+	},
+	{
+		id: "latency-p1", alert: "InferscopeLatencyHigh", title: "Latency above its baseline", sev: P1, scope: ScopeService,
+		cond: func(p Params) string {
+			return fmt.Sprintf("P%s latency > %s× its same-time-of-day baseline", fmtFloat(p.LatencyQuantile*100), fmtFloat(p.LatencyWarnRatio))
+		},
+		hold: func(p Params) time.Duration { return p.LatencyWarnFor },
+		why:  "A sustained rise that has not reached the P0 line yet; compare with yesterday at the same time.",
+		needs: func(b *builder) string {
+			_, why := b.measure(profile.Latency, profile.Histogram)
+			return why
+		},
+	},
+	{
+		id: "gpumem-p0", alert: "InferscopeGPUMemoryCritical", title: "GPU memory nearly full", sev: P0, scope: ScopeGPU,
+		cond:  func(p Params) string { return "GPU memory used > " + pct(p.GPUMemCrit) },
+		hold:  func(p Params) time.Duration { return p.GPUMemCritFor },
+		why:   "Near the limit a burst that grows the batches forces reallocation and saw-tooth latency, worse than an OOM to debug. Check the last deploy's memory footprint.",
+		needs: func(*builder) string { return "" },
+	},
+	{
+		id: "gpumem-p1", alert: "InferscopeGPUMemoryHigh", title: "GPU memory high", sev: P1, scope: ScopeGPU,
+		cond:  func(p Params) string { return "GPU memory used > " + pct(p.GPUMemWarn) },
+		hold:  func(p Params) time.Duration { return p.GPUMemWarnFor },
+		why:   "Headroom is shrinking; see the memory forecast and what changed (model version, batch size).",
+		needs: func(*builder) string { return "" },
+	},
+	{
+		id: "gpu-idle-p0", alert: "InferscopeGPUIdleUnderTraffic", title: "GPU idle while traffic flows", sev: P0, scope: ScopeGPU,
+		cond: func(p Params) string {
+			return fmt.Sprintf("GPU utilisation 0 for %s while the node's QPS > %s of its same-time-of-day baseline and its models are ready",
+				promDuration(p.GPUIdleFor), pct(p.GPUIdleQPSFraction))
+		},
+		hold: at(0),
+		why:  "The GPU is asleep or lost its context while requests arrive (look for an XID). Traffic and readiness are required because without them this fired during every deploy.",
+		needs: func(b *builder) string {
+			if !b.has(profile.Requests, profile.Counter) {
+				return "the profile has no request counter"
+			}
+			return ""
+		},
+	},
+	{
+		id: "errors-p0", alert: "InferscopeErrorRate", title: "Error rate high", sev: P0, scope: ScopeService,
+		cond: func(p Params) string { return "share of failed requests > " + pct(p.ErrorRatio) },
+		hold: func(p Params) time.Duration { return p.ErrorFor },
+		why:  "Requests are failing; check the error codes and the last deploy.",
+		needs: func(b *builder) string {
+			if _, why := b.measure(profile.Errors, profile.Counter); why != "" {
+				return why
+			}
+			_, why := b.measure(profile.Requests, profile.Counter)
+			return why
+		},
+	},
+	{
+		id: "jitter-p1", alert: "InferscopeLatencyJitter", title: "Jitter source on the path", sev: P1, scope: ScopeService,
+		cond: func(p Params) string { return fmt.Sprintf("P99/P50 > %s", fmtFloat(p.JitterRatio)) },
+		hold: func(p Params) time.Duration { return p.JitterFor },
+		why:  "A jitter source sits on the critical path (allocation, context switches, weights moving, the network). Compare the gateway's time with the service's.",
+		needs: func(b *builder) string {
+			_, why := b.measure(profile.Latency, profile.Histogram)
+			return why
+		},
+	},
+	{
+		id: "queue-p1", alert: "InferscopeQueueDominating", title: "Queue time dominating", sev: P1, scope: ScopeService,
+		cond: func(p Params) string { return "queue time > " + pct(p.QueueShare) + " of the service's mean time" },
+		hold: func(p Params) time.Duration { return p.QueueFor },
+		why:  "Compute is fine but requests wait: too much concurrency or a batching policy that lets the queue grow.",
+		needs: func(b *builder) string {
+			kinds := []profile.Kind{profile.Histogram, profile.Summary, profile.MicrosecondCounter}
+			if _, why := b.measure(profile.QueueTime, kinds...); why != "" {
+				return why
+			}
+			_, why := b.measure(profile.ComputeTime, kinds...)
+			return why
+		},
+	},
+	{
+		id: "gpumem-forecast-p2", alert: "InferscopeGPUMemoryForecast", title: "GPU memory heading for the limit", sev: P2, scope: ScopeGPU,
+		cond: func(p Params) string {
+			return fmt.Sprintf("the %s trend of GPU memory crosses %s within %s", promDuration(p.ForecastWindow), pct(p.ForecastThreshold), promDuration(p.ForecastHorizon))
+		},
+		hold:  at(0),
+		why:   "Recorded for trend review: memory will reach the P0 line if nothing changes.",
+		needs: func(*builder) string { return "" },
+	},
+	{
+		id: "cache-drop-p2", alert: "InferscopeCacheHitRateDrop", title: "Cache hit rate dropped", sev: P2, scope: ScopeService,
+		cond: func(p Params) string {
+			return fmt.Sprintf("cache hit rate < %s of its same-time-of-day baseline", pct(p.CacheDropRatio))
+		},
+		hold: func(p Params) time.Duration { return p.CacheDropFor },
+		why:  "Recorded for review: fewer prefix/response cache hits cost compute (input distribution shift?).",
+		needs: func(b *builder) string {
+			if _, why := b.measure(profile.CacheHits, profile.Counter); why != "" {
+				return why
+			}
+			_, why := b.measure(profile.CacheQueries, profile.Counter)
+			return why
+		},
+	},
+	{
+		id: "warmup-long-p2", alert: "InferscopeWarmupLong", title: "Warm-up longer than usual", sev: P2, scope: ScopeService,
+		cond: func(p Params) string {
+			return fmt.Sprintf("a model is still not ready %s after its instance started", promDuration(p.WarmupMaxLoad))
+		},
+		hold: at(0),
+		why:  "Recorded for review: slow loads delay recovery after restarts and deploys.",
+		needs: func(b *builder) string {
+			_, why := b.measure(profile.LoadState, profile.Gauge)
+			return why
+		},
+	},
+}
+
+// Catalog lists the rules with their conditions for the given parameters; rules the metric
+// profile cannot feed say why.
+func Catalog(p Params) ([]Rule, error) {
+	b, err := newBuilder(p)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Rule, len(specs))
+	for i, s := range specs {
+		d := s.hold(p)
+		out[i] = Rule{ID: s.id, Alert: s.alert, Title: s.title, Severity: s.sev, Scope: s.scope,
+			Condition: s.cond(p), For: d, ForText: promDuration(d), Why: s.why, Unavailable: s.needs(b)}
+	}
+	return out, nil
+}
+
+func specByID(id string) (spec, bool) {
+	for _, s := range specs {
+		if s.id == id {
+			return s, true
+		}
+	}
+	return spec{}, false
+}

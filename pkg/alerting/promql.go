@@ -1,0 +1,316 @@
+package alerting
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/inferscope/inferscope/pkg/profile"
+	"github.com/inferscope/inferscope/pkg/prom"
+)
+
+// PromQL of the catalog, built from a metric profile's names. Metric and label names are
+// validated and every literal goes through pkg/prom's Quote (via prom.Selector), so a profile or
+// a label rename cannot change an expression's shape.
+
+// NodeLabel is the label the renderings give a node (a GPU's host, an instance without its port).
+const NodeLabel = "inferscope_node"
+
+// dayLabel keeps the previous days apart while they are averaged.
+const dayLabel = "inferscope_day"
+
+// idleEpsilon is the utilisation that counts as zero (the probe reports whole percent).
+const idleEpsilon = 0.005
+
+// hostRegex takes the host out of an instance label ("node-a:8000" → "node-a").
+const hostRegex = "(.+?)(?::[0-9]+)?"
+
+// builder renders the catalog's expressions for one profile.
+type builder struct {
+	p    Params
+	prof profile.Profile
+	// Label names: model and version may be "" (the server has none); instance never is.
+	model, version, instance string
+}
+
+func newBuilder(p Params) (*builder, error) {
+	prof, err := profile.ByName(p.Profile)
+	if err != nil {
+		return nil, err
+	}
+	if prof, err = prof.WithLabels(p.ModelLabel, p.VersionLabel, p.InstanceLabel); err != nil {
+		return nil, err
+	}
+	b := &builder{p: p, prof: prof, model: prof.ModelLabel, version: prof.VersionLabel, instance: prof.InstanceLabel}
+	if b.instance == "" {
+		b.instance = "instance"
+	}
+	return b, nil
+}
+
+// measure returns the role's first measure of the given kinds, or why there is none.
+func (b *builder) measure(r profile.Role, kinds ...profile.Kind) (profile.Measure, string) {
+	ms, why := b.prof.Measures(r)
+	for _, m := range ms {
+		for _, k := range kinds {
+			if m.Kind == k {
+				return m, ""
+			}
+		}
+	}
+	if why == "" {
+		why = fmt.Sprintf("%s measures %s in a way a Prometheus rule cannot use", b.prof.Title, r)
+	}
+	return profile.Measure{}, why
+}
+
+// has reports whether the profile measures the role in one of the kinds.
+func (b *builder) has(r profile.Role, kinds ...profile.Kind) bool {
+	_, why := b.measure(r, kinds...)
+	return why == ""
+}
+
+// group lists the labels service series are kept apart by: model, version, instance.
+func (b *builder) group() []string { return nonEmpty2(b.model, b.version, b.instance) }
+
+// modelGroup lists model and instance (load state carries no version).
+func (b *builder) modelGroup() []string { return nonEmpty2(b.model, b.instance) }
+
+func nonEmpty2(names ...string) []string {
+	var out []string
+	for _, n := range names {
+		if n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func by(labels ...string) string { return "by (" + strings.Join(labels, ", ") + ")" }
+func on(labels ...string) string { return "on (" + strings.Join(labels, ", ") + ")" }
+
+// selector selects a measure's samples: one metric by name, several through __name__, plus the
+// measure's fixed matchers.
+func selector(metrics []string, suffix string, fixed map[string]string) string {
+	var ms []prom.Matcher
+	keys := make([]string, 0, len(fixed))
+	for k := range fixed {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		ms = append(ms, prom.Eq(k, fixed[k]))
+	}
+	name := ""
+	if len(metrics) == 1 {
+		name = metrics[0] + suffix
+	} else {
+		names := make([]string, len(metrics))
+		for i, m := range metrics {
+			names[i] = m + suffix
+		}
+		ms = append([]prom.Matcher{prom.In("__name__", names...)}, ms...)
+	}
+	s, err := prom.Selector(name, ms...)
+	if err != nil {
+		// Profile names are fixed and validated by pkg/profile's tests; a failure here is a bug.
+		panic("alerting: " + err.Error())
+	}
+	return s
+}
+
+func (b *builder) window(d time.Duration) string { return "[" + promDuration(d) + "]" }
+
+// rateSum is sum by (labels) (rate(<metrics><suffix>[rateWindow])).
+func (b *builder) rateSum(metrics []string, suffix string, fixed map[string]string, labels []string) string {
+	return fmt.Sprintf("sum %s (rate(%s%s))", by(labels...), selector(metrics, suffix, fixed), b.window(b.p.RateWindow))
+}
+
+// requests is the rate of every request per label set.
+func (b *builder) requests(labels []string) string {
+	m, _ := b.measure(profile.Requests, profile.Counter)
+	return b.rateSum(m.Metrics, "", m.Matchers, labels)
+}
+
+// requestSelector selects the first request counter (for resets and presence).
+func (b *builder) requestSelector() string {
+	m, _ := b.measure(profile.Requests, profile.Counter)
+	return selector(m.Metrics[:1], "", m.Matchers)
+}
+
+// quantile is the role's histogram quantile per service series.
+func (b *builder) quantile(r profile.Role, q float64) string {
+	m, _ := b.measure(r, profile.Histogram)
+	return fmt.Sprintf("histogram_quantile(%s, sum %s (rate(%s%s)))",
+		fmtFloat(q), by(append([]string{"le"}, b.group()...)...), selector(m.Metrics, "_bucket", m.Matchers), b.window(b.p.RateWindow))
+}
+
+// mean is the role's mean per service series, in seconds.
+func (b *builder) mean(r profile.Role) string {
+	m, _ := b.measure(r, profile.Histogram, profile.Summary, profile.MicrosecondCounter)
+	g := b.group()
+	switch m.Kind {
+	case profile.Histogram, profile.Summary:
+		return fmt.Sprintf("(%s / %s)", b.rateSum(m.Metrics, "_sum", m.Matchers, g), b.rateSum(m.Metrics, "_count", m.Matchers, g))
+	}
+	total := b.rateSum(m.Metrics, "", m.Matchers, g)
+	if len(m.Minus) > 0 {
+		total = "(" + total + " - " + b.rateSum(m.Minus, "", m.Matchers, g) + ")"
+	}
+	expr := fmt.Sprintf("(%s / %s)", total, b.rateSum(m.Count, "", nil, g))
+	if m.Scale != 0 && m.Scale != 1 {
+		expr = fmt.Sprintf("(%s * %s)", expr, fmtFloat(m.Scale))
+	}
+	return expr
+}
+
+// Warm-up. A rate at t holds the samples of [t − rateWindow, t], so a sample warming up at s
+// taints every point until s + rateWindow: the filter looks back warmupWindow + rateWindow.
+func (b *builder) warmLookback() time.Duration { return b.p.WarmupWindow + b.p.RateWindow }
+
+// instanceWarming is 1 per instance that (re)started, reset a counter or first appeared within
+// the look-back (labels: instance).
+func (b *builder) instanceWarming() string {
+	w := b.window(b.warmLookback())
+	req := b.requestSelector()
+	inst := b.instance
+	parts := []string{}
+	if m, why := b.measure(profile.ProcessStart, profile.Gauge); why == "" {
+		parts = append(parts, fmt.Sprintf("((time() - max %s (%s)) < %s and %s (count %s (%s)))",
+			by(inst), selector(m.Metrics, "", m.Matchers), fmtSeconds(b.warmLookback()), on(inst), by(inst), req))
+	}
+	parts = append(parts,
+		fmt.Sprintf("(sum %s (resets(%s%s)) > 0)", by(inst), req, w),
+		fmt.Sprintf("(count %s (%s) unless count %s (%s offset %s))", by(inst), req, by(inst), req, promDuration(b.warmLookback())),
+	)
+	return strings.Join(parts, "\nor\n")
+}
+
+// modelWarming is 1 per instance and model whose load state was not ready at some point of the
+// look-back (labels: instance, model); "" when the server exports no load state.
+func (b *builder) modelWarming() string {
+	m, why := b.measure(profile.LoadState, profile.Gauge)
+	if why != "" {
+		return ""
+	}
+	return fmt.Sprintf("(min %s (min_over_time(%s%s)) < 1)", by(b.modelGroup()...), selector(m.Metrics, "", m.Matchers), b.window(b.warmLookback()))
+}
+
+// steady drops the series of warming instances and models from a service expression.
+func (b *builder) steady(expr string) string {
+	out := "(\n" + indent(expr) + "\n)\nunless " + on(b.instance) + " (\n" + indent(b.instanceWarming()) + "\n)"
+	if mw := b.modelWarming(); mw != "" {
+		out += "\nunless " + on(b.modelGroup()...) + " " + mw
+	}
+	return out
+}
+
+// nodeOf adds NodeLabel from the instance label's host.
+func (b *builder) nodeOf(expr string) string {
+	return fmt.Sprintf("label_replace(%s, %s, \"$1\", %s, %s)", expr, prom.Quote(NodeLabel), prom.Quote(b.instance), prom.Quote(hostRegex))
+}
+
+// nodeWarming is 1 per node with a warming instance or model (labels: NodeLabel).
+func (b *builder) nodeWarming() string {
+	expr := "(\n" + indent(b.instanceWarming()) + "\n)"
+	if mw := b.modelWarming(); mw != "" {
+		expr += "\nor\nmax " + by(b.instance) + " " + mw
+	}
+	return fmt.Sprintf("max %s (%s)", by(NodeLabel), b.nodeOf("(\n"+indent(expr)+"\n)"))
+}
+
+// nodeQPS is the request rate per node (labels: NodeLabel).
+func (b *builder) nodeQPS() string {
+	return fmt.Sprintf("sum %s (%s)", by(NodeLabel), b.nodeOf(b.requests([]string{b.instance})))
+}
+
+// GPU series: the probe's names or dcgm-exporter's, keyed by node and GPU index. A GPU's node is
+// its node label, else (dcgm) Hostname, else hostname, else its instance without the port.
+
+func (b *builder) gpuKey(expr string) string {
+	chain := []string{b.instance}
+	if b.p.GPUNaming == "dcgm" {
+		chain = append(chain, "hostname", "Hostname")
+	}
+	chain = append(chain, "node")
+	out := expr
+	for i, l := range chain {
+		re := "(.+)"
+		if i == 0 {
+			re = hostRegex
+		}
+		out = fmt.Sprintf("label_replace(%s, %s, \"$1\", %s, %s)", out, prom.Quote(NodeLabel), prom.Quote(l), prom.Quote(re))
+	}
+	return fmt.Sprintf("max %s (%s)", by(NodeLabel, "gpu"), out)
+}
+
+// gpuMemoryRaw is device memory used / total per GPU series.
+func (b *builder) gpuMemoryRaw() string {
+	if b.p.GPUNaming == "dcgm" {
+		return "DCGM_FI_DEV_FB_USED / (DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE)"
+	}
+	return "inferscope_gpu_memory_used_bytes / inferscope_gpu_memory_total_bytes"
+}
+
+// gpuUtilOver is the highest utilisation (0..1) of each GPU series over d.
+func (b *builder) gpuUtilMaxOver(d time.Duration) string {
+	if b.p.GPUNaming == "dcgm" {
+		return fmt.Sprintf("max_over_time(DCGM_FI_DEV_GPU_UTIL%s) / 100", b.window(d))
+	}
+	return fmt.Sprintf("max_over_time(inferscope_gpu_utilization_ratio%s)", b.window(d))
+}
+
+// gpuMemory is the memory ratio per node and GPU.
+func (b *builder) gpuMemory() string { return b.gpuKey(b.gpuMemoryRaw()) }
+
+// dayMeans averages expr over the same time-of-day window on each previous day, one series per
+// day (dayLabel "1" … "n"). It reads history through subqueries, so it works from the first
+// evaluation on a Prometheus that already holds the days.
+func (b *builder) dayMeans(expr string) string {
+	w := b.p.BaselineWindow
+	parts := make([]string, b.p.BaselineDays)
+	for d := 1; d <= b.p.BaselineDays; d++ {
+		offset := time.Duration(d)*b.p.period - w
+		parts[d-1] = fmt.Sprintf("label_replace(avg_over_time((\n%s\n)[%s:%s] offset %s), %s, %s, \"\", \"\")",
+			indent(expr), promDuration(2*w), promDuration(b.p.SubqueryStep), promDuration(offset),
+			prom.Quote(dayLabel), prom.Quote(strconv.Itoa(d)))
+	}
+	return strings.Join(parts, "\nor\n")
+}
+
+// Template helpers: annotations run PromQL at alert time (Prometheus' query function), with the
+// alert's own label values quoted by the template's printf %q (Go quoting, which PromQL reads).
+
+// labelRef is the template expression of a label value.
+func labelRef(name string) string { return fmt.Sprintf("(index $labels %s)", strconv.Quote(name)) }
+
+// queryTemplate renders `printf "<format>" args… | query` for a PromQL format whose %q verbs
+// take the given label values.
+func queryTemplate(format string, labels ...string) string {
+	args := make([]string, len(labels))
+	for i, l := range labels {
+		args[i] = labelRef(l)
+	}
+	return fmt.Sprintf("printf %s %s | query", strconv.Quote(format), strings.Join(args, " "))
+}
+
+// escapePercent keeps a static PromQL fragment literal inside a printf format.
+func escapePercent(s string) string { return strings.ReplaceAll(s, "%", "%%") }
+
+// fmtFloat writes a number the shortest way that reads back exactly.
+func fmtFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// fmtSeconds writes a duration as seconds for arithmetic with time().
+func fmtSeconds(d time.Duration) string { return fmtFloat(d.Seconds()) }
+
+func indent(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = "  " + l
+		}
+	}
+	return strings.Join(lines, "\n")
+}

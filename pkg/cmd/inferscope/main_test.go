@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/inferscope/inferscope/pkg/alerting"
+	"github.com/inferscope/inferscope/pkg/testbed/promtest"
+)
+
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// checkWith runs a real tool on the exported text (promtool check rules, amtool check-config).
+func checkWith(t *testing.T, body string, tool string, args ...string) {
+	t.Helper()
+	bin := promtest.RequireBinary(t, tool)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "exported.yml")
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, append(args, path)...).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "SUCCESS") {
+		t.Fatalf("%s %v: %v\n%s", tool, args, err, out)
+	}
+}
+
+func TestExportPrometheus(t *testing.T) {
+	code, out, errOut := runCLI(t, "rules", "export", "--format", "prometheus", "--latency-crit-ratio", "4", "--gpu-mem-crit", "95%")
+	if code != exitOK || errOut != "" {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "inferscope:latency_quantile:baseline_ratio > 4") || !strings.Contains(out, "inferscope:gpu_memory_used:ratio > 0.95") {
+		t.Fatalf("the flags did not reach the rules:\n%s", out)
+	}
+	checkWith(t, out, "promtool", "check", "rules")
+}
+
+func TestExportAlertmanager(t *testing.T) {
+	code, out, errOut := runCLI(t, "rules", "export", "--format=alertmanager", "--p0-webhook-url=https://pager.example/hook", "--p0-repeat-interval=15m")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "url: https://pager.example/hook") || !strings.Contains(out, "repeat_interval: 15m") {
+		t.Fatalf("the flags did not reach the configuration:\n%s", out)
+	}
+	checkWith(t, out, "amtool", "check-config")
+}
+
+func TestExportGrafana(t *testing.T) {
+	code, out, errOut := runCLI(t, "rules", "export", "--format", "grafana", "--datasource-uid", "ds-1", "--observation=false", "--org-id", "4")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var g alerting.GrafanaGroup
+	if err := json.Unmarshal([]byte(out), &g); err != nil {
+		t.Fatal(err)
+	}
+	if g.Title != "inferscope" || len(g.Rules) != 10 || g.Rules[0].OrgID != 4 || g.Rules[0].Labels[alerting.ObservationLabel] != "" || g.Rules[0].Data[0].DatasourceUID != "ds-1" {
+		t.Fatalf("group %+v", g)
+	}
+}
+
+func TestExportToFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rules.yaml")
+	code, out, errOut := runCLI(t, "rules", "export", "--format", "grafana-provisioning", "--datasource-uid", "inferscope", "--output", path)
+	if code != exitOK || out != "" {
+		t.Fatalf("exit %d: %s%s", code, out, errOut)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || !bytes.HasPrefix(b, []byte("# Inferscope alert rules, Grafana-managed")) {
+		t.Fatalf("file: %v %.80s", err, b)
+	}
+	// An output that cannot be written is a failure of the command (1), not of the command line.
+	code, _, errOut = runCLI(t, "rules", "export", "--format", "prometheus", "--output", filepath.Join(t.TempDir(), "missing", "rules.yml"))
+	if code != exitError || !strings.Contains(errOut, "cannot write") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+}
+
+func TestCommandLineErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "inferscope needs a command"},
+		{[]string{"nope"}, `unknown command "nope" for inferscope`},
+		{[]string{"rules"}, "inferscope rules needs a command"},
+		{[]string{"rules", "export"}, "--format is required: prometheus, alertmanager, grafana, grafana-provisioning"},
+		{[]string{"rules", "export", "--format", "json"}, `unknown --format "json"`},
+		{[]string{"rules", "export", "--format", "grafana"}, "--format grafana needs --datasource-uid"},
+		{[]string{"rules", "export", "--format", "prometheus", "--jitter-ratio", "high"}, `invalid value "high" for flag -jitter-ratio: must be a number from 1.01 to 1000`},
+		{[]string{"rules", "export", "--format", "prometheus", "--latency-warn-for", "3 minutes"}, "must be a duration such as 90s, 5m or 1h30m"},
+		{[]string{"rules", "export", "--format", "prometheus", "--group", "mine"}, `must start with "inferscope"`},
+		{[]string{"rules", "export", "--format", "prometheus", "--gpu-mem-warn", "0.95"}, "gpuMemCrit (0.92) must be above gpuMemWarn (0.95)"},
+		{[]string{"rules", "export", "--format", "prometheus", "--no-such-flag"}, "flag provided but not defined: -no-such-flag"},
+		{[]string{"rules", "export", "--format", "prometheus", "extra"}, `unexpected argument "extra"`},
+	} {
+		code, out, errOut := runCLI(t, tc.args...)
+		if code != exitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q, want exit 2 with %q (stdout %.60q)", tc.args, code, errOut, tc.want, out)
+		}
+	}
+}
+
+func TestHelp(t *testing.T) {
+	code, out, _ := runCLI(t, "rules", "export", "--help")
+	if code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"--format FORMAT", "grafana-provisioning", "--latency-crit-ratio N", "(default 3)", "--gpu-mem-crit RATIO", "--profile custom|vllm|triton|torchserve|tgi", "Exit status: 0 done; 1", "2 the command line is wrong"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("help lacks %q", want)
+		}
+	}
+	if code, out, _ := runCLI(t, "--help"); code != exitOK || !strings.Contains(out, "inferscope rules export --format FORMAT") {
+		t.Errorf("top help: %d %s", code, out)
+	}
+}
+
+func TestList(t *testing.T) {
+	code, out, _ := runCLI(t, "rules", "list", "--profile", "vllm")
+	if code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	if !strings.Contains(out, "cache-drop-p2") || strings.Contains(out, "cache-drop-p2       P2        15m  (not available") {
+		t.Fatalf("vLLM has cache metrics:\n%s", out)
+	}
+	if !strings.Contains(out, "warmup-long-p2") || !strings.Contains(out, "(not available: vLLM exports no load-state metric") {
+		t.Fatalf("vLLM has no load state:\n%s", out)
+	}
+}

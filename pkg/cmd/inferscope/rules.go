@@ -1,0 +1,232 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/inferscope/inferscope/pkg/alerting"
+)
+
+// Formats of `rules export`.
+var formats = []struct{ name, help string }{
+	{"prometheus", "Prometheus rule file (recording rules + alerts), for rule_files"},
+	{"alertmanager", "Alertmanager configuration: routes per severity, null receiver, inhibit_rules"},
+	{"grafana", "Grafana-managed rule group as the provisioning API takes it (JSON, PUT .../rule-groups/{group})"},
+	{"grafana-provisioning", "the same group as a Grafana file-provisioning YAML (provisioning/alerting/)"},
+}
+
+// paramFlags registers every catalog parameter as a flag on fs and returns the parameters the
+// flags write into, starting from the defaults.
+func paramFlags(fs *flag.FlagSet) *alerting.Params {
+	p := alerting.Defaults()
+	for _, d := range alerting.ParamDefs() {
+		fs.Var(paramValue{p: &p, def: d}, d.Flag(), d.Help)
+	}
+	return &p
+}
+
+// paramValue is a flag.Value writing one parameter through Params.Set.
+type paramValue struct {
+	p   *alerting.Params
+	def alerting.ParamDef
+}
+
+func (v paramValue) String() string {
+	if v.p == nil {
+		return ""
+	}
+	s, _ := v.p.Get(v.def.Name)
+	return s
+}
+
+func (v paramValue) Set(s string) error {
+	if err := v.p.Set(v.def.Name, s); err != nil {
+		// The flag package prefixes the flag name; keep only the reason.
+		_, why, _ := strings.Cut(err.Error(), ": ")
+		return errors.New(why)
+	}
+	return nil
+}
+
+func (v paramValue) IsBoolFlag() bool { return v.def.Kind == alerting.KindBool }
+
+// newFlagSet makes a flag set that prints nothing itself: errors come back as usage errors and
+// each command prints its own help.
+func newFlagSet(path string) *flag.FlagSet {
+	fs := flag.NewFlagSet(path, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+func parseFlags(fs *flag.FlagSet, args []string, help func()) error {
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		help()
+		return errHelp
+	case err != nil:
+		return usagef("%v (run with --help for the flags)", err)
+	case fs.NArg() > 0:
+		return usagef("unexpected argument %q (run with --help for the flags)", fs.Arg(0))
+	}
+	return nil
+}
+
+// printParamHelp lists the parameters by section with their defaults.
+func printParamHelp(w io.Writer) {
+	section := ""
+	for _, d := range alerting.ParamDefs() {
+		if d.Section != section {
+			section = d.Section
+			fmt.Fprintf(w, "\n%s:\n", strings.ToUpper(section[:1])+section[1:])
+		}
+		def := d.Default
+		if def == "" {
+			def = `""`
+		}
+		val := "VALUE"
+		switch d.Kind {
+		case alerting.KindDuration:
+			val = "DURATION"
+		case alerting.KindRatio:
+			val = "RATIO"
+		case alerting.KindInt, alerting.KindNumber:
+			val = "N"
+		case alerting.KindBool:
+			val = "BOOL"
+		}
+		if len(d.Choices) > 0 {
+			val = strings.Join(d.Choices, "|")
+		}
+		fmt.Fprintf(w, "  --%s %s\n      %s (default %s)\n", d.Flag(), val, d.Help, def)
+	}
+}
+
+func runExport(_ context.Context, path string, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet(path)
+	format := fs.String("format", "", "output format")
+	output := fs.String("output", "", "write to this file instead of standard output")
+	orgID := fs.Int64("org-id", 1, "Grafana organisation id of the rules (grafana format)")
+	p := paramFlags(fs)
+	help := func() {
+		fmt.Fprintf(stdout, "%s --format FORMAT [flags]\n\nRenders the Inferscope alert-rule catalog (P0/P1/P2, warm-up filtered, with context annotations).\n\nFormats:\n", path)
+		for _, f := range formats {
+			fmt.Fprintf(stdout, "  %-21s %s\n", f.name, f.help)
+		}
+		fmt.Fprintf(stdout, "\nFlags:\n  --format FORMAT\n      one of the formats above (required)\n  --output FILE\n      write to FILE instead of standard output\n  --org-id N\n      Grafana organisation of the rules, grafana format (default 1)\n")
+		printParamHelp(stdout)
+		fmt.Fprintf(stdout, "\nDurations are Prometheus durations (90s, 5m, 1h30m); ratios are fractions (0.92) or percentages (92%%).\n\n%s\n", exitCodesHelp)
+	}
+	if err := parseFlags(fs, args, help); err != nil {
+		return err
+	}
+	if err := p.Validate(); err != nil {
+		return usageError{err.Error()}
+	}
+	var (
+		body []byte
+		err  error
+	)
+	switch *format {
+	case "prometheus":
+		body, err = alerting.RenderPrometheus(*p)
+	case "alertmanager":
+		body, err = alerting.RenderAlertmanager(*p)
+	case "grafana", "grafana-provisioning":
+		if p.DatasourceUID == "" {
+			return usagef("--format %s needs --datasource-uid: the uid of the Inferscope data source the rules query", *format)
+		}
+		if *format == "grafana" {
+			var g alerting.GrafanaGroup
+			if g, err = alerting.GrafanaRules(*p, *orgID); err == nil {
+				body, err = json.MarshalIndent(g, "", "  ")
+				body = append(body, '\n')
+			}
+		} else {
+			body, err = alerting.RenderGrafanaProvisioning(*p)
+		}
+	case "":
+		return usagef("--format is required: %s", formatNames())
+	default:
+		return usagef("unknown --format %q: use %s", *format, formatNames())
+	}
+	if err != nil {
+		return err
+	}
+	if *output == "" {
+		_, err = stdout.Write(body)
+		return err
+	}
+	return writeFileAtomic(*output, body)
+}
+
+func formatNames() string {
+	names := make([]string, len(formats))
+	for i, f := range formats {
+		names[i] = f.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// writeFileAtomic writes through a temporary file in the same directory, so a failed export
+// never leaves a half-written rule file behind.
+func writeFileAtomic(path string, body []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(body); err != nil {
+		tmp.Close()
+		return fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	return nil
+}
+
+func runList(_ context.Context, path string, args []string, stdout, _ io.Writer) error {
+	fs := newFlagSet(path)
+	p := paramFlags(fs)
+	help := func() {
+		fmt.Fprintf(stdout, "%s [flags]\n\nLists the catalog: id, severity, hold time, condition; rules the metric profile cannot feed say why.\n\nFlags:", path)
+		printParamHelp(stdout)
+		fmt.Fprintf(stdout, "\n%s\n", exitCodesHelp)
+	}
+	if err := parseFlags(fs, args, help); err != nil {
+		return err
+	}
+	if err := p.Validate(); err != nil {
+		return usageError{err.Error()}
+	}
+	rules, err := alerting.Catalog(*p)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSEVERITY\tFOR\tCONDITION")
+	for _, r := range rules {
+		cond := r.Condition
+		if r.Unavailable != "" {
+			cond = "(not available: " + r.Unavailable + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Severity, r.ForText, cond)
+	}
+	return tw.Flush()
+}

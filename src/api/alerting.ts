@@ -1,0 +1,155 @@
+import { lastValueFrom } from 'rxjs';
+import { FetchError, getBackendSrv, isFetchError } from '@grafana/runtime';
+
+/**
+ * Client of the data source's `rules` resource (pkg/datasource/alerting.go): the alert-rule
+ * catalog, its renderings and the diff against the group Grafana holds.
+ */
+
+export type Severity = 'P0' | 'P1' | 'P2';
+
+export interface CatalogRule {
+  id: string;
+  alert: string;
+  title: string;
+  severity: Severity;
+  scope: 'service' | 'gpu';
+  condition: string;
+  for: string;
+  why: string;
+  /** Why the data source's metric profile cannot feed this rule; absent when it can. */
+  unavailable?: string;
+}
+
+export type ParamKind = 'string' | 'bool' | 'int' | 'number' | 'ratio' | 'duration';
+
+export interface RuleParam {
+  name: string;
+  section: 'placement' | 'grafana' | 'routing' | 'thresholds' | 'metrics';
+  kind: ParamKind;
+  help: string;
+  default: string;
+  choices?: string[];
+  value: string;
+  /** Set by the data source's own settings; not editable here. */
+  fixed?: boolean;
+}
+
+/** The provisioning API's rule group, as the data source renders it. */
+export interface GrafanaRuleGroup {
+  title: string;
+  folderUid: string;
+  interval: number;
+  rules: GrafanaRule[];
+}
+
+export interface GrafanaRule {
+  uid: string;
+  title: string;
+  labels: Record<string, string>;
+  [key: string]: unknown;
+}
+
+export interface MuteTiming {
+  name: string;
+  time_intervals: unknown[];
+}
+
+export type DiffStatus = 'missing' | 'unchanged' | 'changed' | 'foreign';
+
+export interface RuleChange {
+  uid: string;
+  title: string;
+  change: 'added' | 'removed' | 'changed';
+  fields?: string[];
+}
+
+export interface GroupDiff {
+  status: DiffStatus;
+  reason?: string;
+  rules?: RuleChange[];
+  interval?: string;
+}
+
+export interface RulesAnswer {
+  catalog: CatalogRule[];
+  params: RuleParam[];
+  profile: { name: string; detected: boolean; notice?: string };
+  folder: { uid: string; title: string };
+  group: string;
+  ruleUids: Record<string, string>;
+  ruleGroup?: GrafanaRuleGroup;
+  muteTiming?: MuteTiming;
+  files?: Record<'prometheus' | 'alertmanager' | 'grafana-provisioning', string>;
+  diff?: GroupDiff;
+}
+
+/** Parameter values sent to the resource, by parameter name. */
+export type ParamValues = Record<string, string>;
+
+export function rulesUrl(uid: string): string {
+  return `/api/datasources/uid/${encodeURIComponent(uid)}/resources/rules`;
+}
+
+/** The data source's answer could not be had or used. */
+export class RulesRequestError extends Error {
+  constructor(
+    message: string,
+    readonly status?: number
+  ) {
+    super(message);
+    this.name = 'RulesRequestError';
+  }
+}
+
+async function post(uid: string, body: object): Promise<RulesAnswer> {
+  let data: unknown;
+  try {
+    const response = await lastValueFrom(
+      getBackendSrv().fetch<unknown>({ url: rulesUrl(uid), method: 'POST', data: body, showErrorAlert: false })
+    );
+    data = response.data;
+  } catch (err) {
+    throw toRulesError(err);
+  }
+  return parseRulesAnswer(data);
+}
+
+function toRulesError(err: unknown): RulesRequestError {
+  if (isFetchError(err)) {
+    const fe = err as FetchError<{ error?: string; message?: string } | string | undefined>;
+    const body = fe.data;
+    const detail = typeof body === 'string' ? body : body?.error || body?.message || fe.statusText || 'request failed';
+    return new RulesRequestError(`the data source answered HTTP ${fe.status}: ${detail}`, fe.status);
+  }
+  return new RulesRequestError(
+    `the data source could not be reached: ${err instanceof Error ? err.message : String(err)}`
+  );
+}
+
+/** The catalog and the parameters with their values. */
+export function fetchCatalog(uid: string, params: ParamValues): Promise<RulesAnswer> {
+  return post(uid, { action: 'catalog', params });
+}
+
+/** The rendered group, mute timing and files. */
+export function renderRules(uid: string, params: ParamValues): Promise<RulesAnswer> {
+  return post(uid, { action: 'render', params });
+}
+
+/** The rendering and its diff against `existing` (what Grafana returned; null when there is no group). */
+export function diffRules(uid: string, params: ParamValues, existing: unknown): Promise<RulesAnswer> {
+  return post(uid, { action: 'diff', params, existing: existing ?? null });
+}
+
+/** Checks the answer's shape so that a malformed reply is an error, not a broken page. */
+export function parseRulesAnswer(data: unknown): RulesAnswer {
+  if (!isObject(data) || !Array.isArray(data.catalog) || !Array.isArray(data.params) || !isObject(data.folder)) {
+    throw new RulesRequestError('the data source answered with an unexpected rules document');
+  }
+  return data as unknown as RulesAnswer;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

@@ -1,0 +1,180 @@
+import React from 'react';
+import { MemoryRouter } from 'react-router-dom';
+import { render, screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { AppRootProps, PluginType } from '@grafana/data';
+import { BackendSrvRequest } from '@grafana/runtime';
+
+import App from '../../components/App/App';
+import { rulesUrl } from '../../api/alerting';
+import { folderUrl, MUTE_TIMINGS_URL, muteTimingUrl, ruleGroupUrl, RULE_STATES_URL } from '../../api/alertingGrafana';
+import { DATASOURCE_TYPE } from '../../constants';
+import { dataSourceSettings, installBackend, installDataSources, Reply } from '../../test/grafanaServices';
+import AlertRules, { alertRulesTestIds } from './AlertRules';
+import catalog from './testdata/rules-catalog.json';
+import renderAnswer from './testdata/rules-render.json';
+import * as grafana from './testdata/grafana';
+
+const RULES = rulesUrl('inferscope');
+const STATES = `${RULE_STATES_URL}?folder_uid=inferscope&rule_group=inferscope`;
+const GROUP = ruleGroupUrl('inferscope', 'inferscope');
+
+function inferscopeDataSource() {
+  installDataSources([dataSourceSettings({ uid: 'inferscope', name: 'Inferscope', type: DATASOURCE_TYPE })]);
+}
+
+/** A Grafana with the folder, no rule group yet, and the recorded data-source answers. */
+function grafanaWithoutRules(extra: Record<string, Reply | ((r: BackendSrvRequest) => Reply)> = {}) {
+  let stored: unknown;
+  return installBackend({
+    [`POST ${RULES}`]: (req) => {
+      const body = req.data as { action: string; existing?: unknown };
+      if (body.action === 'catalog') {
+        return { status: 200, body: catalog };
+      }
+      return {
+        status: 200,
+        body: { ...renderAnswer, diff: body.existing ? { status: 'unchanged' } : { status: 'missing', rules: [] } },
+      };
+    },
+    '/api/v1/provisioning/contact-points': { status: 200, body: grafana.contactPoints },
+    [STATES]: () =>
+      stored
+        ? { status: 200, body: grafana.ruleStates }
+        : { status: 200, body: { status: 'success', data: { groups: [] } } },
+    [`GET ${folderUrl('inferscope')}`]: { status: 200, body: grafana.folderFound },
+    [`GET ${GROUP}`]: () => (stored ? { status: 200, body: stored } : { status: 404, body: grafana.ruleGroupNotFound }),
+    [`GET ${muteTimingUrl('inferscope-record-only')}`]: { status: 404, body: grafana.muteTimingNotFound },
+    [`POST ${MUTE_TIMINGS_URL}`]: { status: 200, body: grafana.muteTimingFound },
+    [`PUT ${GROUP}`]: () => {
+      stored = grafana.ruleGroupAsStored;
+      return { status: 200, body: stored };
+    },
+    ...extra,
+  });
+}
+
+function row(title: string) {
+  return within(screen.getByRole('table', { name: 'Alert rules' })).getByRole('row', { name: title });
+}
+
+describe('Alert rules page', () => {
+  test('shows the catalog with severity, condition and state', async () => {
+    inferscopeDataSource();
+    grafanaWithoutRules();
+
+    render(<AlertRules settings={{}} />);
+
+    const p0 = await screen.findByRole('row', { name: 'Latency far above its baseline' });
+    expect(p0).toHaveTextContent('P0');
+    expect(p0).toHaveTextContent(
+      'P95 latency > 3× the mean of the same ±10m time-of-day window on the previous 7 days'
+    );
+    expect(p0).toHaveTextContent('at once');
+    await waitFor(() => expect(p0).toHaveTextContent('Not in Grafana'));
+    expect(row('Queue time dominating')).toHaveTextContent('10m');
+    const cache = row('Cache hit rate dropped');
+    expect(cache).toHaveTextContent('Not available: the custom service has no cache metrics');
+    expect(cache).toHaveTextContent('Unavailable');
+    expect(row('Warm-up longer than usual')).toHaveTextContent('P2');
+  });
+
+  test('one click creates the rules; the table shows their state; a second click changes nothing', async () => {
+    inferscopeDataSource();
+    const requests = grafanaWithoutRules();
+    render(<AlertRules settings={{ datasourceUid: 'inferscope' }} />);
+    const button = await screen.findByRole('button', { name: 'Create or update the rules in Grafana' });
+
+    await userEvent.click(button);
+
+    const result = await screen.findByTestId(alertRulesTestIds.result);
+    expect(result).toHaveTextContent('Created the rule group "inferscope" with 10 rules in folder "Inferscope".');
+    await waitFor(() => expect(row('Latency far above its baseline')).toHaveTextContent('Firing'));
+    expect(row('GPU memory high')).toHaveTextContent('Normal');
+    const put = requests.find((r) => r.method === 'PUT');
+    expect(put?.headers).toEqual({ 'X-Disable-Provenance': 'true' });
+
+    await userEvent.click(screen.getByRole('button', { name: 'Create or update the rules in Grafana' }));
+
+    await waitFor(() => expect(screen.getByTestId(alertRulesTestIds.result)).toHaveTextContent('No change'));
+    expect(requests.filter((r) => r.method === 'PUT')).toHaveLength(1);
+  });
+
+  test('shows why the rules were not written', async () => {
+    inferscopeDataSource();
+    grafanaWithoutRules({
+      [`PUT ${GROUP}`]: { status: 403, body: grafana.forbiddenRuleGroupWrite },
+      [`DELETE ${muteTimingUrl('inferscope-record-only')}`]: { status: 204, body: '' },
+    });
+    render(<AlertRules settings={{}} />);
+
+    await userEvent.click(await screen.findByRole('button', { name: 'Create or update the rules in Grafana' }));
+
+    const result = await screen.findByTestId(alertRulesTestIds.result);
+    expect(result).toHaveTextContent('The rules were not written');
+    expect(result).toHaveTextContent('you need alert.provisioning:write or alert.rules.provisioning:write');
+    expect(result).toHaveTextContent(
+      'The mute timing "inferscope-record-only" created by this attempt was removed again'
+    );
+  });
+
+  test('leaving observation mode is one click once the rules exist', async () => {
+    inferscopeDataSource();
+    const requests = grafanaWithoutRules();
+    render(<AlertRules settings={{}} />);
+    await userEvent.click(await screen.findByRole('button', { name: 'Create or update the rules in Grafana' }));
+    const leave = await screen.findByRole('button', { name: 'Leave observation mode' });
+
+    await userEvent.click(leave);
+
+    await waitFor(() => {
+      const diffCalls = requests.filter((r) => r.url === RULES && (r.data as { action: string }).action === 'diff');
+      expect((diffCalls[diffCalls.length - 1].data as { params: Record<string, string> }).params.observation).toBe(
+        'false'
+      );
+    });
+  });
+
+  test('a changed parameter asks the data source again', async () => {
+    inferscopeDataSource();
+    const requests = grafanaWithoutRules();
+    render(<AlertRules settings={{}} />);
+    await screen.findByRole('row', { name: 'Latency far above its baseline' });
+
+    await userEvent.click(screen.getByLabelText(/^Observation mode/));
+
+    await waitFor(() => {
+      const last = requests.filter((r) => r.url === RULES).pop();
+      expect((last?.data as { params: Record<string, string> }).params.observation).toBe('false');
+    });
+  });
+
+  test('without an Inferscope data source it says how to add one', () => {
+    installDataSources([]);
+    installBackend({});
+    render(<AlertRules settings={{}} />);
+    expect(screen.getByText('No Inferscope data source')).toBeInTheDocument();
+  });
+
+  test('the app routes /alert-rules to the page', async () => {
+    inferscopeDataSource();
+    grafanaWithoutRules();
+    const props = {
+      basename: '/a/inferscope-monitor-app',
+      meta: { id: 'inferscope-monitor-app', name: 'Inferscope', type: PluginType.app, enabled: true, jsonData: {} },
+      path: '',
+      query: {},
+      onNavChanged: jest.fn(),
+    } as unknown as AppRootProps;
+
+    render(
+      <MemoryRouter initialEntries={['/alert-rules']} future={{ v7_startTransition: true, v7_relativeSplatPath: true }}>
+        <React.Suspense fallback="loading">
+          <App {...props} />
+        </React.Suspense>
+      </MemoryRouter>
+    );
+
+    expect(await screen.findByTestId(alertRulesTestIds.container)).toBeInTheDocument();
+  });
+});

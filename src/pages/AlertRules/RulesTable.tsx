@@ -1,0 +1,97 @@
+import React from 'react';
+import { css } from '@emotion/css';
+import { GrafanaTheme2 } from '@grafana/data';
+import { Badge, BadgeColor, useStyles2 } from '@grafana/ui';
+
+import { CatalogRule, Severity } from '../../api/alerting';
+import { RuleState } from '../../api/alertingGrafana';
+
+interface Props {
+  rules: CatalogRule[];
+  /** Rule uid in Grafana by catalog id (absent for rules the profile cannot feed). */
+  uids: Record<string, string>;
+  /** States Grafana reports, by rule uid; undefined while unknown. */
+  states?: Record<string, RuleState>;
+  observation: boolean;
+}
+
+const severityColor: Record<Severity, BadgeColor> = { P0: 'red', P1: 'orange', P2: 'blue' };
+const severityText: Record<Severity, string> = {
+  P0: 'P0 · pages (phone + urgent chat)',
+  P1: 'P1 · chat',
+  P2: 'P2 · recorded, never sent',
+};
+
+const stateBadge: Record<RuleState, { text: string; color: BadgeColor }> = {
+  firing: { text: 'Firing', color: 'red' },
+  pending: { text: 'Pending', color: 'orange' },
+  normal: { text: 'Normal', color: 'green' },
+  error: { text: 'Error', color: 'red' },
+  nodata: { text: 'No data', color: 'blue' },
+};
+
+/** The catalog: severity, condition, hold time and the rule's state in Grafana. */
+export function RulesTable({ rules, uids, states, observation }: Props) {
+  const s = useStyles2(getStyles);
+  return (
+    <table className={s.table} aria-label="Alert rules">
+      <thead>
+        <tr>
+          <th>Severity</th>
+          <th>Rule</th>
+          <th>Condition</th>
+          <th>For</th>
+          <th>State</th>
+        </tr>
+      </thead>
+      <tbody>
+        {rules.map((r) => {
+          const uid = uids[r.id];
+          const state = uid ? states?.[uid] : undefined;
+          return (
+            <tr key={r.id} aria-label={r.title}>
+              <td>
+                <Badge color={severityColor[r.severity]} text={r.severity} tooltip={severityText[r.severity]} />
+              </td>
+              <td>
+                <div>{r.title}</div>
+                <div className={s.why}>{r.why}</div>
+              </td>
+              <td>{r.unavailable ? <span className={s.why}>Not available: {r.unavailable}</span> : r.condition}</td>
+              <td>{r.for === '0s' ? 'at once' : r.for}</td>
+              <td>
+                {r.unavailable ? (
+                  <Badge color="darkgrey" text="Unavailable" />
+                ) : states === undefined ? (
+                  <span className={s.why}>…</span>
+                ) : state ? (
+                  <>
+                    <Badge color={stateBadge[state].color} text={stateBadge[state].text} />
+                    {observation && r.severity !== 'P2' && <span className={s.why}> observation</span>}
+                  </>
+                ) : (
+                  <span className={s.why}>Not in Grafana</span>
+                )}
+              </td>
+            </tr>
+          );
+        })}
+      </tbody>
+    </table>
+  );
+}
+
+const getStyles = (theme: GrafanaTheme2) => ({
+  table: css({
+    width: '100%',
+    borderCollapse: 'collapse',
+    'th, td': {
+      textAlign: 'left',
+      verticalAlign: 'top',
+      padding: theme.spacing(0.75, 1),
+      borderBottom: `1px solid ${theme.colors.border.weak}`,
+    },
+    th: { color: theme.colors.text.secondary, fontWeight: theme.typography.fontWeightMedium },
+  }),
+  why: css({ color: theme.colors.text.secondary, fontSize: theme.typography.bodySmall.fontSize }),
+});

@@ -20,7 +20,7 @@ npm run --silent test:ci
 npm run --silent build
 
 step "backend: build the data source for every platform, the companion binaries, the zip"
-go tool mage -v buildAll loadgen probe package verifyPackage
+go tool mage -v buildAll loadgen cli probe package verifyPackage
 zip_file=$(ls -t inferscope-monitor-app-*.zip | head -n1)
 
 step "go vet"

@@ -257,7 +257,7 @@ func startAlertmanager(t *testing.T, bin string, config []byte) string {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	var logs lockedLog
+	var logs promtest.LogBuffer
 	cmd := exec.Command(bin, "--config.file="+filepath.Join(dir, "alertmanager.yml"), "--storage.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+addr, "--cluster.listen-address=", "--log.level=warn")
 	cmd.Stdout, cmd.Stderr = &logs, &logs
@@ -290,23 +290,6 @@ func startAlertmanager(t *testing.T, bin string, config []byte) string {
 		return resp.StatusCode == http.StatusOK, resp.Status
 	})
 	return u
-}
-
-type lockedLog struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // waitFor polls cond every 250 ms until it holds or the deadline passes.

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -127,24 +126,6 @@ func TestHistoryHonoursCancel(t *testing.T) {
 	}
 }
 
-// syncBuffer collects stderr written by the server goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // The documented layout works with a real Prometheus: history imported with --tsdb-out, the same
 // scenario served live, one target per instance via the printed scrape configuration. The
 // scraped series carry the history's instance and job labels and continue its counters without a
@@ -159,7 +140,7 @@ func TestTSDBThenLiveScrapeIsSeamless(t *testing.T) {
 	defer cancel()
 	addrc := make(chan string, 1)
 	done := make(chan error, 1)
-	var stderr syncBuffer
+	var stderr promtest.LogBuffer
 	go func() {
 		done <- run(ctx, []string{"--tsdb-out=" + dataDir, "--serve", "--listen=127.0.0.1:0", "--history-days=1",
 			"--history-step=2m", "--end=" + endAt.Format(time.RFC3339)}, io.Discard, &stderr, func(a string) { addrc <- a })

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -20,7 +19,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -31,27 +29,9 @@ import (
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
 )
 
-// syncBuffer collects the probe's log.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type running struct {
 	addr   string
-	log    *syncBuffer
+	log    *promtest.LogBuffer
 	cancel context.CancelFunc
 	done   chan int
 }
@@ -60,7 +40,7 @@ type running struct {
 func start(t *testing.T, args ...string) *running {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{log: &syncBuffer{}, cancel: cancel, done: make(chan int, 1)}
+	r := &running{log: &promtest.LogBuffer{}, cancel: cancel, done: make(chan int, 1)}
 	ready := make(chan []net.Addr, 1)
 	args = append([]string{"--web.listen-address=127.0.0.1:0"}, args...)
 	go func() { r.done <- run(ctx, args, r.log, func(a []net.Addr) { ready <- a }) }()
@@ -170,7 +150,7 @@ func TestStartsWithoutNVML(t *testing.T) {
 }
 
 func TestFailWithoutNVML(t *testing.T) {
-	var log syncBuffer
+	var log promtest.LogBuffer
 	lib := filepath.Join(t.TempDir(), "libnvidia-ml.so.1")
 	code := run(context.Background(), []string{"--fail-without-nvml", "--nvml.library=" + lib, "--web.listen-address=127.0.0.1:0"}, &log, func([]net.Addr) {
 		t.Error("probe listened although told to fail without NVML")
@@ -191,12 +171,12 @@ func TestBadFlags(t *testing.T) {
 		{"--web.config.file=/nonexistent/web.yml"},
 		{"--mock=dgxa100", "--mock.gpus=0"},
 	} {
-		var log syncBuffer
+		var log promtest.LogBuffer
 		if code := run(context.Background(), args, &log, nil); code != 2 || log.String() == "" {
 			t.Errorf("%v: exit %d, message %q", args, code, log.String())
 		}
 	}
-	var log syncBuffer
+	var log promtest.LogBuffer
 	if code := run(context.Background(), []string{"--help"}, &log, nil); code != 0 || !strings.Contains(log.String(), "--collect.interval") {
 		t.Errorf("--help: exit %d", code)
 	}

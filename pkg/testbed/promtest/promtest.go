@@ -112,7 +112,7 @@ func Start(t testing.TB, opts Options) *Server {
 	}
 	args = append(args, opts.ExtraArgs...)
 
-	var logs lockedBuffer
+	var logs LogBuffer
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {

@@ -7,19 +7,20 @@ import (
 	"sync"
 )
 
-// lockedBuffer collects the server's output from its goroutines.
-type lockedBuffer struct {
+// LogBuffer collects what a server or a goroutine writes, safe for concurrent writers and
+// readers; tests keep a process's output in one to show it when they fail.
+type LogBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
-func (b *lockedBuffer) Write(p []byte) (int, error) {
+func (b *LogBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
 }
 
-func (b *lockedBuffer) Bytes() []byte {
+func (b *LogBuffer) Bytes() []byte {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return append([]byte(nil), b.buf.Bytes()...)
@@ -31,3 +32,5 @@ func insecureTransport() *http.Transport {
 	tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // our own loopback server
 	return tr
 }
+
+func (b *LogBuffer) String() string { return string(b.Bytes()) }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"regexp"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
 
 	"github.com/inferscope/inferscope/pkg/datasource"
@@ -72,23 +74,66 @@ func promQLAll(values []string) string {
 	return "(" + strings.Join(parts, "|") + ")"
 }
 
-// exemptMetric: series the custom test bed does not have, whose panels are empty there by design
-// (their descriptions say which exporter or server they need).
-var exemptMetric = regexp.MustCompile(`^(node_|vllm:)`)
-
-var metricName = regexp.MustCompile(`([a-zA-Z_:][a-zA-Z0-9_:]*)\{|__name__="([^"]+)"`)
-
-func onlyExemptMetrics(expr string) bool {
-	ms := metricName.FindAllStringSubmatch(expr, -1)
-	if len(ms) == 0 {
-		return false
-	}
-	for _, m := range ms {
-		if !exemptMetric.MatchString(m[1] + m[2]) {
-			return false
+// valueAt is the value of the response's series whose label name has value at t (false when
+// the series or the instant is missing).
+func valueAt(frames data.Frames, name, value string, at time.Time) (float64, bool) {
+	for _, f := range frames {
+		var ts *data.Field
+		for _, fd := range f.Fields {
+			if fd.Type() == data.FieldTypeTime || fd.Type() == data.FieldTypeNullableTime {
+				ts = fd
+			}
+		}
+		if ts == nil {
+			continue
+		}
+		for _, fd := range f.Fields {
+			if fd == ts || fd.Labels[name] != value {
+				continue
+			}
+			for i := 0; i < fd.Len(); i++ {
+				tv, ok := ts.ConcreteAt(i)
+				if !ok || !tv.(time.Time).Equal(at) {
+					continue
+				}
+				if v, ok := fd.ConcreteAt(i); ok {
+					if x, ok := v.(float64); ok {
+						return x, true
+					}
+				}
+			}
 		}
 	}
-	return true
+	return 0, false
+}
+
+// allValues lists every (time, value) of the response's series whose label name has value.
+func allValues(frames data.Frames, name, value string) map[time.Time]float64 {
+	out := map[time.Time]float64{}
+	for _, f := range frames {
+		var ts *data.Field
+		for _, fd := range f.Fields {
+			if fd.Type() == data.FieldTypeTime || fd.Type() == data.FieldTypeNullableTime {
+				ts = fd
+			}
+		}
+		if ts == nil {
+			continue
+		}
+		for _, fd := range f.Fields {
+			if fd == ts || fd.Labels[name] != value {
+				continue
+			}
+			for i := 0; i < fd.Len(); i++ {
+				tv, ok1 := ts.ConcreteAt(i)
+				v, ok2 := fd.ConcreteAt(i)
+				if x, ok3 := v.(float64); ok1 && ok2 && ok3 {
+					out[tv.(time.Time).UTC()] = x
+				}
+			}
+		}
+	}
+	return out
 }
 
 // TestEveryPanelReturnsData runs each panel's queries through the built plugin over gRPC against
@@ -150,8 +195,7 @@ func TestEveryPanelReturnsData(t *testing.T) {
 
 	var queries []backend.DataQuery
 	type origin struct {
-		panel  string
-		exempt bool
+		panel, refID string
 	}
 	origins := map[string]origin{}
 	n := 0
@@ -164,7 +208,7 @@ func TestEveryPanelReturnsData(t *testing.T) {
 			raw, _ := json.Marshal(q)
 			queries = append(queries, backend.DataQuery{RefID: ref, QueryType: tg.String("queryType"), JSON: raw,
 				TimeRange: backend.TimeRange{From: from, To: to}, Interval: time.Minute, MaxDataPoints: 600})
-			origins[ref] = origin{title, tg.String("queryType") == "promql" && onlyExemptMetrics(tg.String("expr"))}
+			origins[ref] = origin{title, tg.String("refId")}
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -185,11 +229,74 @@ func TestEveryPanelReturnsData(t *testing.T) {
 				rows += f.Rows()
 			}
 		}
-		switch {
-		case o.exempt:
-			t.Logf("%s: %d rows (needs an exporter the test bed lacks)", o.panel, rows)
-		case rows == 0:
+		if rows == 0 {
 			t.Errorf("%s (%s): no data", o.panel, ref)
+		}
+	}
+	byPanel := func(title, refID string) data.Frames {
+		for ref, o := range origins {
+			if o.panel == title && o.refID == refID {
+				return resp.Responses[ref].Frames
+			}
+		}
+		t.Fatalf("no query %s of panel %q", refID, title)
+		return nil
+	}
+
+	// Saturation truth: in the middle of the compute slowdown (a steady regime over the whole
+	// 5m rate window) node-b's received bytes and CPU busy share are the scenario's, within
+	// 0.5 % (the truth is the instantaneous rate at the window's middle; traffic curvature over
+	// 5 minutes is far below that); node-b's CPU is busier than node-a's (pre-processing of
+	// preempted requests).
+	at := slow.Start.Add(20 * time.Minute)
+	mid := at.Add(-150 * time.Second)
+	within := func(what string, got, want, rel float64) {
+		t.Helper()
+		if math.Abs(got-want) > rel*math.Abs(want) {
+			t.Errorf("%s = %v, want %v ±%.1f%%", what, got, want, rel*100)
+		}
+	}
+	if got, ok := valueAt(byPanel("Network throughput", "A"), "instance", "node-b:9100", at); !ok {
+		t.Errorf("Network throughput: no node-b:9100 value at %s", at.Format(time.RFC3339))
+	} else {
+		within("node-b received bytes/s", got, s.HostNetworkRate("node-b", false, mid), 0.005)
+	}
+	cpu := byPanel("CPU busy", "A")
+	busyB, okB := valueAt(cpu, "instance", "node-b:9100", at)
+	busyA, okA := valueAt(cpu, "instance", "node-a:9100", at)
+	if !okA || !okB {
+		t.Errorf("CPU busy: no node-a/node-b value at %s", at.Format(time.RFC3339))
+	} else {
+		within("node-b CPU busy", busyB, s.HostCPUBusy("node-b", mid), 0.005)
+		if busyB <= busyA {
+			t.Errorf("CPU busy during the compute slowdown: node-b %v not above node-a %v", busyB, busyA)
+		}
+	}
+
+	// Cache hit ratio truth: the custom service's compile cache, every grid point of the range,
+	// to float rounding (rate windows on the history grid are exact); the ratio falls below
+	// 0.95 after node-c's restart, while its caches are cold, and is 0.985 elsewhere.
+	cache := byPanel("Cache hit rate", "A")
+	for _, model := range s.Models() {
+		pts := allValues(cache, "model_name", model)
+		if len(pts) == 0 {
+			t.Errorf("Cache hit rate: no %s series", model)
+			continue
+		}
+		low, checked := 1.0, 0
+		for ts, got := range pts {
+			if ts.Unix()%int64(testbed.DefaultHistoryStep/time.Second) != 0 {
+				continue
+			}
+			step := testbed.DefaultHistoryStep
+			want := s.Increase(testbed.CompileHits, "", model, "", ts.Add(-5*time.Minute), ts, step) /
+				s.Increase(testbed.CompileLookups, "", model, "", ts.Add(-5*time.Minute), ts, step)
+			within(fmt.Sprintf("%s cache hit ratio at %s", model, ts.Format(time.RFC3339)), got, want, 1e-9)
+			low = math.Min(low, got)
+			checked++
+		}
+		if checked < 100 || low > 0.95 {
+			t.Errorf("%s cache hit ratio: %d grid points checked, lowest %v (want a cold-cache dip below 0.95)", model, checked, low)
 		}
 	}
 

@@ -82,7 +82,8 @@
 //	SampledMeanQPS(from, to, step)             what rate() gives on samples every step (restart edge)
 //	Increase(counter, from, to, step)          expected growth of any exposed counter (Requests,
 //	                                           RequestsOK, Errors, Timeouts, Fallbacks, PromptTokens,
-//	                                           CachedTokens, Preemptions, Batches); ratios of two are
+//	                                           CachedTokens, Preemptions, Batches, CompileLookups,
+//	                                           CompileHits); ratios of two are
 //	                                           the windowed error/timeout/cache-hit/preemption ratios
 //	                                           and Requests/Batches the mean batch size
 //	Requests, Histogram                        exposed cumulative values at t
@@ -100,6 +101,8 @@
 //	                                           cache usage = Running / 8 (capped at 1)
 //	Ready, ProcessStart, WarmupFactor          model_loading_status, restarts, warm-up multiplier
 //	GPU, GPUSnapshot, GPUUUID                  NVML-like GPUState; the probe's snapshot of a node
+//	HostCPUBusy, HostNetworkRate,              the hosts' model (see Hosts) at t
+//	HostMemUsedBytes, HostSource, Nodes
 //	Incidents, Incident, Instances, Models, Versions, StableVersion, CanaryVersion,
 //	CanaryInstance, ModelGPUs, GPUsPerInstance, Start, End, Node, ProbeInstance
 //
@@ -119,7 +122,38 @@
 //
 // Other quantities: the prefix cache finds 35 % (recsys) / 55 % (embedder) of input elements,
 // 5 % while warming up after a restart; the compute slowdown preempts 2 % of requests; batches
-// follow the batch-size distribution (Triton's inference_count / exec_count).
+// follow the batch-size distribution (Triton's inference_count / exec_count). The custom
+// service's compiled-graph (JIT) cache is looked up once per executed batch (CompileLookups =
+// Batches) and hits 98.5 % of the time; after a restart it is cold and hits 0.985/√warm-up
+// factor (35 %, 44 %, 57 %, 78 % in the four 30 s warm-up steps): Increase(CompileHits, …) /
+// Increase(CompileLookups, …) is the windowed hit ratio.
+//
+// # Hosts (expo.NodeTargets, node_exporter's names)
+//
+// Every node (Nodes: node-a, node-b, node-c) is a host with 8 CPUs and 1 TiB of memory, booted
+// 2 h before its first inference process; its counters never reset (the inference restart on
+// node-c is not a reboot). Load follows the requests the node serves, so it follows the diurnal
+// traffic and every incident's traffic change:
+//
+//	CPU      per CPU 3 % user + 1.5 % system + 0.4 % iowait background; each request costs 30 µs of
+//	         CPU per input element (recsys ~6 ms, embedder ~12 ms), 75 % user / 25 % system,
+//	         ×(1 + 40 × preemption share) (×1.8 in the compute slowdown: preempted requests are
+//	         re-tokenised and their pinned buffers rebuilt) plus 45 ms per CPU-fallback request;
+//	         spread over the CPUs with weights 0.8 … 1.2. While a process loads its models
+//	         (LoadDuration after each start) every CPU waits 15 % in iowait. Busy ≈ 21 % at the
+//	         daily mean, 27 % on node-b in the slowdown (HostCPUBusy).
+//	memory   96 GiB base + 48 GiB per serving process (growing while it loads) + 16 GiB × request
+//	         rate / mean rate (HostMemUsedBytes); MemAvailable = total − used.
+//	disk     nvme0n1 busy 1 % + 20 µs per request (request log), 90 % while models load.
+//	network  eth0 received: 40 kB/s + per request 600 B header + 4 B per input element;
+//	         transmitted: 25 kB/s + per response 640 B (recsys) / 3600 B (embedder)
+//	         (HostNetworkRate).
+//
+// The loadgen serves them live on GET /metrics/node?node=node-a (a target per host, job "node",
+// instance "<node>:9100"; provisioning/prometheus/prometheus.yml has the scrape job) and the
+// history holds them with the same labels, values equal at every sample (TestLiveNodeMatchesHistory).
+// Series: 8 CPUs × 4 modes (idle, user, system, iowait) + MemTotal, MemAvailable, disk IO time,
+// network receive / transmit = 37 per node.
 //
 // # Namings (package expo)
 //
@@ -128,7 +162,8 @@
 // profile the engine reads (expo's per-naming files list every series):
 //
 //	custom      the brief's Python prometheus_client service: histograms over the brief's
-//	            buckets, status label on requests, model_loading_status, process start
+//	            buckets, status label on requests, model_loading_status, process start,
+//	            running requests, a compiled-graph (JIT) cache (hits / requests)
 //	vllm        V1 histograms over vLLM's coarse buckets (0.3 s first: millisecond requests all
 //	            interpolate inside it), finished_reason on request_success_total, running /
 //	            waiting, KV cache usage, prefix cache hits / queries (tokens), preemptions, TTFT
@@ -158,7 +193,8 @@
 // history. History step: DefaultHistoryStep = 60 s; with it use rate windows of 2m or more (5m
 // is what the tests use); a 1m window holds a single sample.
 //
-// GPU series ride along (HistoryTargets, GPUTargets): every node's 8 GPUs, rendered from
+// Host series ride along from the history's start (job="node", see Hosts), and GPU series
+// (HistoryTargets, GPUTargets): every node's 8 GPUs, rendered from
 // GPUSnapshot by the probe's own exporter (pkg/probe/promexport), with the labels a Prometheus
 // scraping the probe stores: job="inferscope-probe", instance="<node>:9835", node="<node>"
 // (provisioning/prometheus/prometheus.yml adds node). Only core families are kept
@@ -182,6 +218,9 @@
 //	tgi 8 d, GPU 2 d                         1560+385    78 s   41.6 s                     97 MB
 //	tgi 2 d, GPU 2 d (TSDB default)          1560+385    20 s
 //	--warm-test-cache (all WarmVariants)                103 s   82 s
+//	custom 8 d, GPU 2 d, hosts (TSDB default) 671+385+111  23 s   21.1 s (19.4 s without hosts) 52 MB
+//
+// (The last row measured later, load average ~1.5: hosts add about 2 s of CPU and 9 MB.)
 //
 // (The dcgm GPU naming has 240 series instead of 385.) Rendering GPU history through the
 // exporter costs 1-2 s of CPU per simulated day (one exporter run per node and minute:

@@ -65,8 +65,10 @@ func counterFunc(c expo.Counter) func(*regime) float64 {
 		return func(r *regime) float64 { return r.input.mean() * r.cacheHit }
 	case expo.Preemptions:
 		return func(r *regime) float64 { return r.preempt }
-	case expo.Batches:
+	case expo.Batches, expo.CompileLookups:
 		return func(r *regime) float64 { return r.perRequest(BatchSize) }
+	case expo.CompileHits:
+		return func(r *regime) float64 { return r.perRequest(BatchSize) * r.compileHit }
 	}
 	return nil
 }

@@ -48,15 +48,17 @@ type Counter = expo.Counter
 
 // The counters Increase knows.
 const (
-	Requests     = expo.Requests
-	RequestsOK   = expo.RequestsOK
-	Errors       = expo.Errors
-	Timeouts     = expo.Timeouts
-	Fallbacks    = expo.Fallbacks
-	PromptTokens = expo.PromptTokens
-	CachedTokens = expo.CachedTokens
-	Preemptions  = expo.Preemptions
-	Batches      = expo.Batches
+	Requests       = expo.Requests
+	RequestsOK     = expo.RequestsOK
+	Errors         = expo.Errors
+	Timeouts       = expo.Timeouts
+	Fallbacks      = expo.Fallbacks
+	PromptTokens   = expo.PromptTokens
+	CachedTokens   = expo.CachedTokens
+	Preemptions    = expo.Preemptions
+	Batches        = expo.Batches
+	CompileLookups = expo.CompileLookups
+	CompileHits    = expo.CompileHits
 )
 
 // Increase is the expected growth of a counter over [from, to], what increase() gives on

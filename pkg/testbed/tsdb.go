@@ -383,14 +383,15 @@ func buildTSDB(ctx context.Context, s *Scenario, o TSDBOptions, promtool, root, 
 }
 
 // HistoryTargets are the scrape targets whose history the test bed writes: the inference
-// instances in a profile's naming from from on, and the probes' GPU series in a GPU naming
+// instances in a profile's naming and the hosts' node_exporter series (job expo.NodeJob) from
+// from on, and the probes' GPU series in a GPU naming
 // (GPUNamingNone: none) from gpuFrom on, both up to to.
 func (s *Scenario) HistoryTargets(profile, gpuNaming string, from, gpuFrom, to time.Time) ([]expo.Target, error) {
 	p, err := expo.Lookup(profile)
 	if err != nil {
 		return nil, err
 	}
-	targets := p.Targets(s.Source())
+	targets := append(p.Targets(s.Source()), expo.NodeTargets(s.HostSource())...)
 	if gpuNaming == GPUNamingNone {
 		return targets, nil
 	}

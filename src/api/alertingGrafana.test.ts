@@ -75,7 +75,9 @@ describe('provisionRules', () => {
     const result = await provisionRules(DS, {});
 
     expect(result.kind).toBe('created');
-    expect(result.message).toBe('Created the rule group "inferscope" with 10 rules in folder "Inferscope".');
+    expect(result.message).toBe(
+      `Created the rule group "inferscope" with ${render.ruleGroup.rules.length} rules in folder "Inferscope".`
+    );
     expect(calls(requests)).toEqual([
       `POST ${rulesUrl(DS)}`,
       `GET ${FOLDER}`,
@@ -137,7 +139,7 @@ describe('provisionRules', () => {
 
     expect(second.kind).toBe('unchanged');
     expect(second.message).toBe(
-      'No change: the rule group "inferscope" in folder "Inferscope" already holds exactly these 10 rules.'
+      `No change: the rule group "inferscope" in folder "Inferscope" already holds exactly these ${render.ruleGroup.rules.length} rules.`
     );
     expect(calls(requests).filter((c) => c.startsWith('PUT'))).toHaveLength(1);
     expect(
@@ -309,6 +311,6 @@ describe('Grafana lookups', () => {
     const states = await fetchRuleStates('inferscope', 'inferscope');
     expect(states[render.ruleUids['latency-p0']]).toBe('firing');
     expect(states[render.ruleUids['gpumem-p1']]).toBe('normal');
-    expect(Object.keys(states)).toHaveLength(10);
+    expect(Object.keys(states)).toHaveLength(render.ruleGroup.rules.length);
   });
 });

@@ -34,6 +34,24 @@
 //	      - target_label: __address__
 //	        replacement: 127.0.0.1:9400
 //
+// The hosts' node_exporter series (CPU by mode, memory, disk IO time, network bytes; the
+// scenario's host model) are served per host on GET /metrics/node?node=node-a and written into
+// the history as job="node", instance="<node>:9100"; scrape them as node_exporter targets:
+//
+//	scrape_configs:
+//	  - job_name: node
+//	    metrics_path: /metrics/node
+//	    static_configs:
+//	      - targets: [node-a:9100, node-b:9100, node-c:9100]
+//	    relabel_configs:
+//	      - source_labels: [__address__]
+//	        regex: '(.+):\d+'
+//	        target_label: __param_node
+//	      - source_labels: [__address__]
+//	        target_label: instance
+//	      - target_label: __address__
+//	        replacement: 127.0.0.1:9400
+//
 // GET /metrics serves every instance at once, each series labelled instance="…": one target with
 // honor_labels: true (its up series is then the loadgen's, not each instance's).
 package main

@@ -20,7 +20,11 @@ import (
 //	inference_input_length{model_name,model_version}             histogram (elements)
 //	inference_batch_size{model_name,model_version}               histogram (per batch)
 //	inference_prediction_confidence{model_name,model_version}    summary (count, sum)
+//	inference_compile_cache_requests_total{model_name,model_version} counter: compiled-graph
+//	                                                             cache lookups, one per batch
+//	inference_compile_cache_hits_total{model_name,model_version} counter: lookups found compiled
 //	inference_queue_size{model_name}                             gauge
+//	inference_requests_running{model_name,model_version}         gauge (executing now)
 //	model_loading_status{model_name}                             gauge (1 ready, 0 loading)
 //	inference_gpu_util_percent{gpu_id}                           gauge (0-100)
 //	process_start_time_seconds                                   gauge
@@ -34,6 +38,7 @@ type customNames struct {
 	latency, queue, compute, gateway, input    string
 	batch, confidence, queueSize, loading, gpu string
 	start                                      string
+	cacheHits, cacheLookups, running           string
 }
 
 func init() {
@@ -56,6 +61,9 @@ func init() {
 		loading:       n.metric(profile.LoadState, profile.Gauge),
 		gpu:           n.metric(profile.GPUUtil, profile.Gauge),
 		start:         n.metric(profile.ProcessStart, profile.Gauge),
+		cacheHits:     n.metric(profile.CacheHits, profile.Counter),
+		cacheLookups:  n.metric(profile.CacheQueries, profile.Counter),
+		running:       n.metric(profile.Running, profile.Gauge),
 	}
 	if c.errStatus.Name != c.timeoutStatus.Name {
 		n.errs = append(n.errs, "errors and timeouts must be values of one status label")
@@ -89,7 +97,13 @@ func (c custom) families(src Source, inst string) []Family {
 
 	requests := Family{Name: n.requests, Help: "Inference requests by outcome.", Type: CounterType}
 	fallback := Family{Name: n.fallback, Help: "Requests answered by the fallback path.", Type: CounterType}
+	lookups := Family{Name: n.cacheLookups, Help: "Compiled-graph cache lookups (one per executed batch).", Type: CounterType}
+	hits := Family{Name: n.cacheHits, Help: "Compiled-graph cache lookups that found a compiled graph.", Type: CounterType}
+	running := Family{Name: n.running, Help: "Requests executing now.", Type: GaugeType}
 	for _, g := range gs {
+		running.Series = append(running.Series, Series{Labels: mv(g), Since: g.Since, At: g.running(src)})
+		lookups.Series = append(lookups.Series, Series{Labels: mv(g), Since: g.Since, At: g.count(src, CompileLookups)})
+		hits.Series = append(hits.Series, Series{Labels: mv(g), Since: g.Since, At: g.count(src, CompileHits)})
 		for _, s := range []struct {
 			status string
 			c      Counter
@@ -136,7 +150,10 @@ func (c custom) families(src Source, inst string) []Family {
 		histFamily(n.batch, "Requests per executed batch.", BatchSize, BatchSizeBuckets),
 		confidence,
 		fallback,
+		lookups,
+		hits,
 		queueSize,
+		running,
 		loading,
 		gpuUtil,
 		start,

@@ -55,7 +55,8 @@ type Counter int
 // Timeouts = Requests) except Fallbacks, which counts requests served by the fallback path.
 // PromptTokens counts input elements (the sum of InputLength), CachedTokens those found in the
 // prefix cache, Preemptions the requests a scheduler evicted and re-ran, Batches the executed
-// batches (Requests / Batches is the mean batch size).
+// batches (Requests / Batches is the mean batch size). CompileLookups counts the compiled-graph
+// cache lookups of a JIT-compiling server (one per executed batch), CompileHits those found.
 const (
 	Requests Counter = iota
 	RequestsOK
@@ -66,6 +67,8 @@ const (
 	CachedTokens
 	Preemptions
 	Batches
+	CompileLookups
+	CompileHits
 )
 
 // Measure selects an observed quantity.

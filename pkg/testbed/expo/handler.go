@@ -17,6 +17,8 @@ const TextContentType = "text/plain; version=0.0.4; charset=utf-8"
 //	                                   Prometheus target per instance (see PrometheusConfig)
 //	GET /metrics                       every instance, each series labelled instance="…": one
 //	                                   target scraped with honor_labels: true
+//	GET /metrics/node?node=node-a      that host's node_exporter series (NodeTargets), when src
+//	                                   is also a HostSource: a target per host, job NodeJob
 //
 // now gives the instant to evaluate (time.Now in production).
 func Handler(src Source, p Profile, now func() time.Time) http.Handler {
@@ -52,6 +54,34 @@ func Handler(src Source, p Profile, now func() time.Time) http.Handler {
 		w.Header().Set("Content-Type", TextContentType)
 		_, _ = w.Write(body.Bytes())
 	})
+	hosts, _ := src.(HostSource)
+	var nodes []string
+	if hosts != nil {
+		nodes = hosts.Nodes()
+		byNode := map[string]Target{}
+		for i, tg := range NodeTargets(hosts) {
+			byNode[nodes[i]] = tg
+		}
+		mux.HandleFunc("/metrics/node", func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodGet && r.Method != http.MethodHead {
+				http.Error(w, "only GET", http.StatusMethodNotAllowed)
+				return
+			}
+			n := r.URL.Query().Get("node")
+			tg, ok := byNode[n]
+			if !ok {
+				http.Error(w, fmt.Sprintf("unknown node %q; known: %s", n, strings.Join(nodes, ", ")), http.StatusNotFound)
+				return
+			}
+			var body bytes.Buffer
+			if err := WriteText(&body, tg.Families, now(), nil); err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			w.Header().Set("Content-Type", TextContentType)
+			_, _ = w.Write(body.Bytes())
+		})
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {
 			http.NotFound(w, r)
@@ -60,7 +90,11 @@ func Handler(src Source, p Profile, now func() time.Time) http.Handler {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintf(w, "inferscope-loadgen: simulated inference fleet (profile %s)\n\n", p.Name())
 		fmt.Fprintf(w, "/metrics?instance=NAME  one instance (instances: %s)\n", strings.Join(names, ", "))
-		fmt.Fprintf(w, "/metrics                every instance, labelled instance=\"…\" (scrape with honor_labels: true)\n\n")
+		fmt.Fprintf(w, "/metrics                every instance, labelled instance=\"…\" (scrape with honor_labels: true)\n")
+		if hosts != nil {
+			fmt.Fprintf(w, "/metrics/node?node=NAME node_exporter series of one host (nodes: %s)\n", strings.Join(nodes, ", "))
+		}
+		fmt.Fprintln(w)
 		fmt.Fprintf(w, "prometheus.yml scrape configuration:\n\n%s", PrometheusConfig(r.Host, names, 15*time.Second))
 	})
 	return mux

@@ -73,10 +73,29 @@ describe('Alert rules page', () => {
     expect(p0).toHaveTextContent('at once');
     await waitFor(() => expect(p0).toHaveTextContent('Not in Grafana'));
     expect(row('Queue time dominating')).toHaveTextContent('10m');
-    const cache = row('Cache hit rate dropped');
-    expect(cache).toHaveTextContent('Not available: the custom service has no cache metrics');
-    expect(cache).toHaveTextContent('Unavailable');
+    expect(row('Cache hit rate dropped')).toHaveTextContent('P2');
+    expect(row('Cache hit rate dropped')).not.toHaveTextContent('Unavailable');
     expect(row('Warm-up longer than usual')).toHaveTextContent('P2');
+  });
+
+  test('a rule the metric profile cannot measure says why and is not provisioned', async () => {
+    inferscopeDataSource();
+    // The recorded answer as a data source whose profile lacks cache metrics gives it.
+    const why = 'the TorchServe profile has no cache metrics';
+    const withoutCache = {
+      ...catalog,
+      catalog: catalog.catalog.map((r) => (r.id === 'cache-drop-p2' ? { ...r, unavailable: why } : r)),
+    };
+    grafanaWithoutRules({
+      [`POST ${RULES}`]: (req) =>
+        (req.data as { action: string }).action === 'catalog'
+          ? { status: 200, body: withoutCache }
+          : { status: 200, body: { ...renderAnswer, diff: { status: 'missing', rules: [] } } },
+    });
+    render(<AlertRules settings={{}} />);
+    const cache = await screen.findByRole('row', { name: 'Cache hit rate dropped' });
+    expect(cache).toHaveTextContent(`Not available: ${why}`);
+    expect(cache).toHaveTextContent('Unavailable');
   });
 
   test('one click creates the rules; the table shows their state; a second click changes nothing', async () => {
@@ -88,7 +107,9 @@ describe('Alert rules page', () => {
     await userEvent.click(button);
 
     const result = await screen.findByTestId(alertRulesTestIds.result);
-    expect(result).toHaveTextContent('Created the rule group "inferscope" with 10 rules in folder "Inferscope".');
+    expect(result).toHaveTextContent(
+      `Created the rule group "inferscope" with ${renderAnswer.ruleGroup.rules.length} rules in folder "Inferscope".`
+    );
     await waitFor(() => expect(row('Latency far above its baseline')).toHaveTextContent('Firing'));
     expect(row('GPU memory high')).toHaveTextContent('Normal');
     const put = requests.find((r) => r.method === 'PUT');

@@ -59,6 +59,7 @@ var commands = &command{name: "inferscope", summary: "inference-service monitori
 		{name: "export", summary: "render the rules for Prometheus, Alertmanager or Grafana", usage: "--format FORMAT [flags]", run: runExport},
 		{name: "list", summary: "list the rules with their severity and condition", usage: "[flags]", run: runList},
 	}},
+	{name: "gate", summary: "release gate: compare a canary version with the current one (exit 0 pass, 1 fail, 3 insufficient data)", usage: "--prometheus URL --model M --baseline V --canary V [flags]", run: runGate},
 }}
 
 const exitCodesHelp = `Exit status: 0 done; 1 the command failed (for example the output could not be
@@ -67,9 +68,13 @@ written); 2 the command line is wrong (unknown command or flag, a bad value).`
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	err := dispatch(ctx, commands, "inferscope", args, stdout, stderr)
 	var ue usageError
+	var coded interface{ ExitCode() int }
 	switch {
 	case err == nil, errors.Is(err, errHelp):
 		return exitOK
+	case errors.As(err, &coded): // a command that chooses its status (gate verdicts)
+		fmt.Fprintf(stderr, "inferscope: %v\n", err)
+		return coded.ExitCode()
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "inferscope: %v\n", err)
 		return exitUsage

@@ -1,0 +1,299 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/inferscope/inferscope/pkg/engine"
+	"github.com/inferscope/inferscope/pkg/gate"
+	"github.com/inferscope/inferscope/pkg/profile"
+	"github.com/inferscope/inferscope/pkg/prom"
+)
+
+// Exit statuses of `inferscope gate` beyond exitOK (pass) and exitUsage.
+const (
+	gateExitFail         = 1 // the canary is worse than allowed
+	gateExitInsufficient = 3 // too little traffic or too few points to decide: never a pass
+	gateExitUnavailable  = 4 // the gate could not be evaluated (Prometheus unreachable, refused, no profile)
+)
+
+const gateExitHelp = `Exit status: 0 pass; 1 fail (the canary is worse than allowed); 2 the command line is wrong;
+3 insufficient data (too little traffic to decide: never a pass); 4 the gate could not be
+evaluated (Prometheus unreachable or refusing, no metric profile).`
+
+// exitStatus is an error that chooses the command's exit status.
+type exitStatus struct {
+	code int
+	msg  string
+}
+
+func (e exitStatus) Error() string { return e.msg }
+func (e exitStatus) ExitCode() int { return e.code }
+
+// gateConn holds the flags that reach Prometheus.
+type gateConn struct {
+	url, user, passwordFile, tokenFile, profile string
+	timeout                                     time.Duration
+}
+
+func (c *gateConn) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.url, "prometheus", "", "Prometheus (or compatible) base URL")
+	fs.StringVar(&c.user, "basic-auth-user", "", "basic-auth user")
+	fs.StringVar(&c.passwordFile, "basic-auth-password-file", "", "file holding the basic-auth password")
+	fs.StringVar(&c.tokenFile, "bearer-token-file", "", "file holding a bearer token")
+	fs.StringVar(&c.profile, "profile", "auto", "metric profile: auto, "+strings.Join(profile.Names(), ", "))
+	fs.DurationVar(&c.timeout, "timeout", time.Minute, "timeout of each Prometheus request")
+}
+
+// engine connects to Prometheus and builds the engine the data source would: the profile
+// detected from the metric names (or the named one), warm-up filter at its default window.
+func (c *gateConn) engine(ctx context.Context) (*engine.Engine, error) {
+	if c.url == "" {
+		return nil, usagef("--prometheus is required")
+	}
+	if c.passwordFile != "" && c.user == "" {
+		return nil, usagef("--basic-auth-password-file needs --basic-auth-user")
+	}
+	if c.tokenFile != "" && c.user != "" {
+		return nil, usagef("use either basic auth or a bearer token, not both")
+	}
+	if c.timeout <= 0 {
+		return nil, usagef("--timeout must be positive")
+	}
+	header := http.Header{}
+	if c.user != "" {
+		pw := ""
+		if c.passwordFile != "" {
+			b, err := os.ReadFile(c.passwordFile)
+			if err != nil {
+				return nil, usagef("--basic-auth-password-file: %v", err)
+			}
+			pw = strings.TrimRight(string(b), "\r\n")
+		}
+		r, _ := http.NewRequest(http.MethodGet, "http://x", nil)
+		r.SetBasicAuth(c.user, pw)
+		header.Set("Authorization", r.Header.Get("Authorization"))
+	}
+	if c.tokenFile != "" {
+		b, err := os.ReadFile(c.tokenFile)
+		if err != nil {
+			return nil, usagef("--bearer-token-file: %v", err)
+		}
+		header.Set("Authorization", "Bearer "+strings.TrimSpace(string(b)))
+	}
+	client, err := prom.New(c.url, &http.Client{Timeout: c.timeout, Transport: headerTransport{header: header, next: http.DefaultTransport}})
+	if err != nil {
+		return nil, usagef("--prometheus: %v", err)
+	}
+	names, err := client.LabelValues(ctx, "__name__", nil, time.Time{}, time.Time{})
+	if err != nil {
+		return nil, exitStatus{gateExitUnavailable, err.Error()}
+	}
+	present := make(map[string]bool, len(names))
+	for _, n := range names {
+		present[n] = true
+	}
+	var p profile.Profile
+	if c.profile == "auto" || c.profile == "" {
+		found, det := profile.Detect(names)
+		if !det.Found {
+			return nil, exitStatus{gateExitUnavailable, "no metric profile detected: " + det.Reason}
+		}
+		p = found
+	} else if p, err = profile.ByName(c.profile); err != nil {
+		return nil, usagef("--profile: %v", err)
+	}
+	return &engine.Engine{Prom: client, Profile: p, Present: present}, nil
+}
+
+// headerTransport adds fixed headers (authentication) to every request.
+type headerTransport struct {
+	header http.Header
+	next   http.RoundTripper
+}
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(t.header) == 0 {
+		return t.next.RoundTrip(r)
+	}
+	r = r.Clone(r.Context())
+	for k, v := range t.header {
+		r.Header[k] = v
+	}
+	return t.next.RoundTrip(r)
+}
+
+// ratioFlag is a threshold written as a fraction or a percentage.
+type ratioFlag struct{ v *float64 }
+
+func (f ratioFlag) String() string {
+	if f.v == nil {
+		return ""
+	}
+	return fmt.Sprintf("%g", *f.v)
+}
+
+func (f ratioFlag) Set(s string) error {
+	x, err := gate.ParseRatio(s)
+	if err != nil {
+		return err
+	}
+	*f.v = x
+	return nil
+}
+
+func runGate(ctx context.Context, path string, args []string, stdout, _ io.Writer) error {
+	fs := newFlagSet(path)
+	var conn gateConn
+	conn.register(fs)
+	o := gate.Options{LatencyThreshold: gate.DefaultLatencyThreshold, MemoryThreshold: gate.DefaultMemoryThreshold}
+	fs.StringVar(&o.Model, "model", "", "model name")
+	fs.StringVar(&o.Baseline, "baseline", "", "the current version")
+	fs.StringVar(&o.Canary, "canary", "", "the canary version")
+	window := fs.String("window", "2h", "window compared, ending at --at")
+	at := fs.String("at", "", "end of the window, RFC 3339 (default now)")
+	fs.Var(ratioFlag{&o.LatencyThreshold}, "latency-threshold", "latency increase that fails")
+	fs.Var(ratioFlag{&o.MemoryThreshold}, "memory-threshold", "GPU memory increase that fails")
+	fs.Float64Var(&o.MinRequests, "min-requests", gate.DefaultMinRequests, "requests each version must serve in the window")
+	fs.IntVar(&o.MinPoints, "min-points", gate.DefaultMinPoints, "latency points both versions must have")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	help := func() {
+		fmt.Fprintf(stdout, `%s --prometheus URL --model M --baseline V --canary V [flags]
+
+Compares a canary version with the current one over a window: P95 and mean latency on the
+instances serving both, GPU memory where it can be attributed, mean confidence where the
+metrics have it. Fails when latency is worse by more than --latency-threshold or memory up by
+more than --memory-threshold; too little traffic is "insufficient data", never a pass.
+
+Flags:
+  --prometheus URL             Prometheus (or compatible) base URL (required)
+  --basic-auth-user USER       basic auth; the password from --basic-auth-password-file FILE
+  --bearer-token-file FILE     send "Authorization: Bearer <file contents>"
+  --profile NAME               metric profile: auto (default), %s
+  --timeout DURATION           per Prometheus request (default 1m)
+  --model M, --baseline V, --canary V   what to compare (required)
+  --window DURATION            default 2h
+  --at TIME                    end of the window, RFC 3339 (default now)
+  --latency-threshold RATIO    default 10%%
+  --memory-threshold RATIO     default 5%%
+  --min-requests N             per version in the window (default %d)
+  --min-points N               latency points both versions have (default %d)
+  --json                       print the report as JSON (the data source's gate resource answer)
+
+%s
+`, path, strings.Join(profile.Names(), ", "), gate.DefaultMinRequests, gate.DefaultMinPoints, gateExitHelp)
+	}
+	if err := parseFlags(fs, args, help); err != nil {
+		return err
+	}
+	var err error
+	if o.Window, err = engine.ParseDuration(*window); err != nil {
+		return usagef("--window: %v", err)
+	}
+	if *at != "" {
+		if o.At, err = gate.ParseTime(*at); err != nil {
+			return usagef("--at: %v", err)
+		}
+	}
+	if err := o.WithDefaults(time.Now()).Validate(); err != nil {
+		return usagef("%v", err)
+	}
+	e, err := conn.engine(ctx)
+	if err != nil {
+		return err
+	}
+	r, err := gate.Evaluate(ctx, e, o)
+	switch {
+	case errors.Is(err, gate.ErrOptions):
+		return usagef("%v", err)
+	case err != nil:
+		return exitStatus{gateExitUnavailable, err.Error()}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	} else if err := printGate(stdout, r); err != nil {
+		return err
+	}
+	switch r.Verdict {
+	case gate.Fail:
+		return exitStatus{gateExitFail, "gate: fail: " + r.Reason}
+	case gate.InsufficientData:
+		return exitStatus{gateExitInsufficient, "gate: insufficient data: " + r.Reason}
+	}
+	return nil
+}
+
+// printGate writes the report for people.
+func printGate(w io.Writer, r *gate.Report) error {
+	fmt.Fprintf(w, "%s %s (canary) vs %s, %s window ending %s: %s\n%s\n\n", r.Model, r.Canary, r.Baseline, r.Window.Duration,
+		r.Window.End.Format(time.RFC3339), strings.ToUpper(strings.ReplaceAll(string(r.Verdict), "_", " ")), r.Reason)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CHECK\tBASELINE\tCANARY\tCHANGE\tLIMIT\tRESULT")
+	for _, c := range r.Checks {
+		result := "skipped"
+		switch {
+		case c.Insufficient:
+			result = "insufficient"
+		case c.Passed != nil && *c.Passed:
+			result = "ok"
+		case c.Passed != nil:
+			result = "FAIL"
+		case c.Baseline != nil:
+			result = "info"
+		}
+		limit := "-"
+		if c.Threshold != nil {
+			if c.Name == gate.CheckTraffic {
+				limit = fmt.Sprintf(">= %g", *c.Threshold)
+			} else {
+				limit = fmt.Sprintf("+%g %%", math.Round(*c.Threshold*1000)/10)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.Name, gateValue(c.Baseline, c.Unit), gateValue(c.Canary, c.Unit), gateChange(c.Change), limit, result)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	for _, c := range r.Checks {
+		fmt.Fprintf(w, "%s: %s\n", c.Name, c.Reason)
+	}
+	for _, n := range r.Notices {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	return nil
+}
+
+func gateValue(v *float64, unit string) string {
+	if v == nil {
+		return "-"
+	}
+	switch unit {
+	case "s":
+		return fmt.Sprintf("%.2f ms", *v*1000)
+	case "requests":
+		return fmt.Sprintf("%.0f", *v)
+	}
+	return fmt.Sprintf("%.4g", *v)
+}
+
+func gateChange(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%+.1f %%", *v*100)
+}

@@ -1,0 +1,72 @@
+package datasource
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/inferscope/inferscope/pkg/gate"
+	"github.com/inferscope/inferscope/pkg/prom"
+)
+
+// GateStatus maps a verdict to the resource's HTTP status, so that deployment tools that only
+// look at the status (Flagger webhooks: non-2xx halts) stop on anything but a pass.
+// docs/gate.md documents it.
+var GateStatus = map[gate.Verdict]int{
+	gate.Pass:             http.StatusOK,
+	gate.Fail:             http.StatusPreconditionFailed, // 412
+	gate.InsufficientData: http.StatusConflict,           // 409: not decidable yet, ask again later
+}
+
+// serveGate answers GET gate?model=&baseline=&canary=&window=&at=&latencyThreshold=&memoryThreshold=
+// &minRequests=&minPoints=&statusCodes= with the gate's report. statusCodes=false answers 200 for
+// every verdict (Argo Rollouts' web provider counts a non-2xx answer as an error, not a failure,
+// so it reads the verdict from the JSON instead).
+func serveGate(ctx context.Context, d *Datasource, req *backend.CallResourceRequest) (int, any) {
+	if d.settingsErr != nil {
+		return http.StatusBadRequest, errorBody{d.settingsErr.Error()}
+	}
+	q := url.Values{}
+	if i := strings.IndexByte(req.URL, '?'); i >= 0 {
+		var err error
+		if q, err = url.ParseQuery(req.URL[i+1:]); err != nil {
+			return http.StatusBadRequest, errorBody{fmt.Sprintf("the gate request's query string is malformed: %v", err)}
+		}
+	}
+	codes := true
+	if s := q.Get("statusCodes"); s != "" {
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return http.StatusBadRequest, errorBody{fmt.Sprintf("statusCodes: %q is not true or false", s)}
+		}
+		codes = b
+	}
+	o, err := gate.OptionsFromQuery(q)
+	if err != nil {
+		return http.StatusBadRequest, errorBody{err.Error()}
+	}
+	e, err := d.engineFor(ctx)
+	if err == nil {
+		var r *gate.Report
+		if r, err = gate.Evaluate(ctx, e, o); err == nil {
+			if !codes {
+				return http.StatusOK, r
+			}
+			return GateStatus[r.Verdict], r
+		}
+	}
+	var pe *profileError
+	switch {
+	case errors.Is(err, gate.ErrOptions), errors.As(err, &pe):
+		return http.StatusBadRequest, errorBody{err.Error()}
+	case prom.KindOf(err) == prom.KindAuth:
+		return http.StatusUnauthorized, errorBody{err.Error()}
+	}
+	return http.StatusBadGateway, errorBody{err.Error()}
+}

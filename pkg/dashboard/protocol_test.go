@@ -77,34 +77,8 @@ func promQLAll(values []string) string {
 // valueAt is the value of the response's series whose label name has value at t (false when
 // the series or the instant is missing).
 func valueAt(frames data.Frames, name, value string, at time.Time) (float64, bool) {
-	for _, f := range frames {
-		var ts *data.Field
-		for _, fd := range f.Fields {
-			if fd.Type() == data.FieldTypeTime || fd.Type() == data.FieldTypeNullableTime {
-				ts = fd
-			}
-		}
-		if ts == nil {
-			continue
-		}
-		for _, fd := range f.Fields {
-			if fd == ts || fd.Labels[name] != value {
-				continue
-			}
-			for i := 0; i < fd.Len(); i++ {
-				tv, ok := ts.ConcreteAt(i)
-				if !ok || !tv.(time.Time).Equal(at) {
-					continue
-				}
-				if v, ok := fd.ConcreteAt(i); ok {
-					if x, ok := v.(float64); ok {
-						return x, true
-					}
-				}
-			}
-		}
-	}
-	return 0, false
+	v, ok := allValues(frames, name, value)[at.UTC()]
+	return v, ok
 }
 
 // allValues lists every (time, value) of the response's series whose label name has value.

@@ -87,14 +87,8 @@ func (d *Datasource) engineFor(ctx context.Context) (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	var p profile.Profile
-	if d.settings.Profile == "auto" || d.settings.Profile == "" {
-		found, det := profile.Detect(names.list)
-		if !det.Found {
-			return nil, &profileError{"no metric profile detected: " + det.Reason}
-		}
-		p = found
-	} else if p, err = profile.ByName(d.settings.Profile); err != nil {
+	p, err := profile.Choose(d.settings.Profile, names.list)
+	if err != nil {
 		return nil, &profileError{err.Error()}
 	}
 	if p, err = p.WithLabels(d.settings.ModelLabel, d.settings.VersionLabel, d.settings.InstanceLabel); err != nil {

@@ -266,6 +266,24 @@ type Candidate struct {
 // Fraction is the share of the signature present.
 func (c Candidate) Fraction() float64 { return float64(len(c.Matched)) / float64(c.Of) }
 
+// Choose returns the profile a setting names; "auto" or "" detects it from the metric names
+// Prometheus has. When nothing is detected the error is a *NotDetectedError.
+func Choose(setting string, metricNames []string) (Profile, error) {
+	if setting != "" && setting != "auto" {
+		return ByName(setting)
+	}
+	p, det := Detect(metricNames)
+	if !det.Found {
+		return Profile{}, &NotDetectedError{Reason: det.Reason}
+	}
+	return p, nil
+}
+
+// NotDetectedError says why no profile matched the metric names.
+type NotDetectedError struct{ Reason string }
+
+func (e *NotDetectedError) Error() string { return "no metric profile detected: " + e.Reason }
+
 // Detection explains Detect's choice.
 type Detection struct {
 	Found      bool

@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -253,6 +254,37 @@ func TestProfilesAreComplete(t *testing.T) {
 		}
 		if len(p.Signature) < minMatches {
 			t.Errorf("%s: signature too short", p.Name)
+		}
+	}
+}
+
+func TestChoose(t *testing.T) {
+	vllm := []string{"vllm:e2e_request_latency_seconds_bucket", "vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:request_queue_time_seconds_bucket"}
+	for _, tc := range []struct {
+		setting string
+		names   []string
+		want    string // profile name, or the error's text
+		nd      bool   // a *NotDetectedError
+	}{
+		{"auto", vllm, "vllm", false},
+		{"", vllm, "vllm", false},
+		{"triton", vllm, "triton", false}, // a setting wins over what Prometheus has
+		{"auto", []string{"up"}, "no metric profile detected: ", true},
+		{"nonesuch", vllm, "nonesuch", false},
+	} {
+		p, err := Choose(tc.setting, tc.names)
+		var nd *NotDetectedError
+		switch {
+		case tc.nd:
+			if !errors.As(err, &nd) || !strings.HasPrefix(err.Error(), tc.want) || nd.Reason == "" {
+				t.Errorf("%q %v: %v", tc.setting, tc.names, err)
+			}
+		case tc.setting == "nonesuch":
+			if err == nil || errors.As(err, &nd) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("unknown profile: %v", err)
+			}
+		case err != nil || p.Name != tc.want:
+			t.Errorf("%q %v: %s, %v", tc.setting, tc.names, p.Name, err)
 		}
 	}
 }

@@ -103,14 +103,12 @@ func (c *gateConn) engine(ctx context.Context) (*engine.Engine, error) {
 	for _, n := range names {
 		present[n] = true
 	}
-	var p profile.Profile
-	if c.profile == "auto" || c.profile == "" {
-		found, det := profile.Detect(names)
-		if !det.Found {
-			return nil, exitStatus{gateExitUnavailable, "no metric profile detected: " + det.Reason}
-		}
-		p = found
-	} else if p, err = profile.ByName(c.profile); err != nil {
+	p, err := profile.Choose(c.profile, names)
+	var undetected *profile.NotDetectedError
+	switch {
+	case errors.As(err, &undetected):
+		return nil, exitStatus{gateExitUnavailable, err.Error()}
+	case err != nil:
 		return nil, usagef("--profile: %v", err)
 	}
 	return &engine.Engine{Prom: client, Profile: p, Present: present}, nil

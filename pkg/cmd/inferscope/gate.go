@@ -4,12 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
-	"net/http"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -17,14 +14,12 @@ import (
 	"github.com/inferscope/inferscope/pkg/engine"
 	"github.com/inferscope/inferscope/pkg/gate"
 	"github.com/inferscope/inferscope/pkg/profile"
-	"github.com/inferscope/inferscope/pkg/prom"
 )
 
 // Exit statuses of `inferscope gate` beyond exitOK (pass) and exitUsage.
 const (
 	gateExitFail         = 1 // the canary is worse than allowed
 	gateExitInsufficient = 3 // too little traffic or too few points to decide: never a pass
-	gateExitUnavailable  = 4 // the gate could not be evaluated (Prometheus unreachable, refused, no profile)
 )
 
 const gateExitHelp = `Exit status: 0 pass; 1 fail (the canary is worse than allowed); 2 the command line is wrong;
@@ -39,97 +34,6 @@ type exitStatus struct {
 
 func (e exitStatus) Error() string { return e.msg }
 func (e exitStatus) ExitCode() int { return e.code }
-
-// gateConn holds the flags that reach Prometheus.
-type gateConn struct {
-	url, user, passwordFile, tokenFile, profile string
-	timeout                                     time.Duration
-}
-
-func (c *gateConn) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.url, "prometheus", "", "Prometheus (or compatible) base URL")
-	fs.StringVar(&c.user, "basic-auth-user", "", "basic-auth user")
-	fs.StringVar(&c.passwordFile, "basic-auth-password-file", "", "file holding the basic-auth password")
-	fs.StringVar(&c.tokenFile, "bearer-token-file", "", "file holding a bearer token")
-	fs.StringVar(&c.profile, "profile", "auto", "metric profile: auto, "+strings.Join(profile.Names(), ", "))
-	fs.DurationVar(&c.timeout, "timeout", time.Minute, "timeout of each Prometheus request")
-}
-
-// engine connects to Prometheus and builds the engine the data source would: the profile
-// detected from the metric names (or the named one), warm-up filter at its default window.
-func (c *gateConn) engine(ctx context.Context) (*engine.Engine, error) {
-	if c.url == "" {
-		return nil, usagef("--prometheus is required")
-	}
-	if c.passwordFile != "" && c.user == "" {
-		return nil, usagef("--basic-auth-password-file needs --basic-auth-user")
-	}
-	if c.tokenFile != "" && c.user != "" {
-		return nil, usagef("use either basic auth or a bearer token, not both")
-	}
-	if c.timeout <= 0 {
-		return nil, usagef("--timeout must be positive")
-	}
-	header := http.Header{}
-	if c.user != "" {
-		pw := ""
-		if c.passwordFile != "" {
-			b, err := os.ReadFile(c.passwordFile)
-			if err != nil {
-				return nil, usagef("--basic-auth-password-file: %v", err)
-			}
-			pw = strings.TrimRight(string(b), "\r\n")
-		}
-		r, _ := http.NewRequest(http.MethodGet, "http://x", nil)
-		r.SetBasicAuth(c.user, pw)
-		header.Set("Authorization", r.Header.Get("Authorization"))
-	}
-	if c.tokenFile != "" {
-		b, err := os.ReadFile(c.tokenFile)
-		if err != nil {
-			return nil, usagef("--bearer-token-file: %v", err)
-		}
-		header.Set("Authorization", "Bearer "+strings.TrimSpace(string(b)))
-	}
-	client, err := prom.New(c.url, &http.Client{Timeout: c.timeout, Transport: headerTransport{header: header, next: http.DefaultTransport}})
-	if err != nil {
-		return nil, usagef("--prometheus: %v", err)
-	}
-	names, err := client.LabelValues(ctx, "__name__", nil, time.Time{}, time.Time{})
-	if err != nil {
-		return nil, exitStatus{gateExitUnavailable, err.Error()}
-	}
-	present := make(map[string]bool, len(names))
-	for _, n := range names {
-		present[n] = true
-	}
-	p, err := profile.Choose(c.profile, names)
-	var undetected *profile.NotDetectedError
-	switch {
-	case errors.As(err, &undetected):
-		return nil, exitStatus{gateExitUnavailable, err.Error()}
-	case err != nil:
-		return nil, usagef("--profile: %v", err)
-	}
-	return &engine.Engine{Prom: client, Profile: p, Present: present}, nil
-}
-
-// headerTransport adds fixed headers (authentication) to every request.
-type headerTransport struct {
-	header http.Header
-	next   http.RoundTripper
-}
-
-func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if len(t.header) == 0 {
-		return t.next.RoundTrip(r)
-	}
-	r = r.Clone(r.Context())
-	for k, v := range t.header {
-		r.Header[k] = v
-	}
-	return t.next.RoundTrip(r)
-}
 
 // ratioFlag is a threshold written as a fraction or a percentage.
 type ratioFlag struct{ v *float64 }
@@ -152,7 +56,7 @@ func (f ratioFlag) Set(s string) error {
 
 func runGate(ctx context.Context, path string, args []string, stdout, _ io.Writer) error {
 	fs := newFlagSet(path)
-	var conn gateConn
+	var conn promConn
 	conn.register(fs)
 	o := gate.Options{LatencyThreshold: gate.DefaultLatencyThreshold, MemoryThreshold: gate.DefaultMemoryThreshold}
 	fs.StringVar(&o.Model, "model", "", "model name")
@@ -215,7 +119,7 @@ Flags:
 	case errors.Is(err, gate.ErrOptions):
 		return usagef("%v", err)
 	case err != nil:
-		return exitStatus{gateExitUnavailable, err.Error()}
+		return exitStatus{exitUnavailable, err.Error()}
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)

@@ -78,7 +78,7 @@ func TestGateCommand(t *testing.T) {
 			t.Errorf("%v: exit %d, %q", bad, code, errOut)
 		}
 	}
-	if code, _, errOut := runCLI(t, gateArgs(closedURL(t), "recsys-ranker", "v1.4.0", "v1.5.0")...); code != gateExitUnavailable || errOut == "" {
+	if code, _, errOut := runCLI(t, gateArgs(closedURL(t), "recsys-ranker", "v1.4.0", "v1.5.0")...); code != exitUnavailable || errOut == "" {
 		t.Errorf("closed port: exit %d, %q", code, errOut)
 	}
 }
@@ -104,7 +104,7 @@ func TestGateCommandBasicAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, errOut = runCLI(t, gateArgs(srv.URL, "text-embedder", "v2.1.0", "v2.2.0", "--basic-auth-user", "gate", "--basic-auth-password-file", pw)...)
-	if code != gateExitUnavailable || errOut == "" {
+	if code != exitUnavailable || errOut == "" {
 		t.Fatalf("wrong password: exit %d %s", code, errOut)
 	}
 }

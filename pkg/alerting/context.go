@@ -129,6 +129,7 @@ func (c ctx) annotations(s spec) map[string]string {
 		"description": fmt.Sprintf("%s: %s (for %s). %s", s.sev, s.cond(p), promDuration(s.hold(p)), s.why),
 		"value":       c.valueText(s),
 		"dashboard":   c.dashboardLink(s),
+		"triage":      c.triageLink(s),
 	}
 	if c.queries {
 		out["qps"] = c.qpsQuery(s)
@@ -220,25 +221,56 @@ func dynSelector(metrics []string, fixed map[string]string, dyn []string) string
 func (c ctx) dashboardLink(s spec) string {
 	p := c.b.p
 	base := strings.TrimSuffix(p.GrafanaURL, "/") + "/d/" + url.PathEscape(p.DashboardUID) + "/"
-	q := "?orgId=1&viewPanel=panel-" + strconv.Itoa(p.LatencyPanelID)
-	if c.queries {
-		q += `&from={{ with query "vector((time() - 600) * 1000)" }}{{ . | first | value | printf "%.0f" }}{{ end }}` +
-			`&to={{ with query "vector(time() * 1000)" }}{{ . | first | value | printf "%.0f" }}{{ end }}`
-	} else {
-		q += "&from=now-10m&to=now"
-	}
-	vars := []struct{ name, label string }{}
-	if s.scope == ScopeGPU {
-		// The dashboard's instance variable takes a node for its GPU panels.
-		vars = append(vars, struct{ name, label string }{"instance", c.node}, struct{ name, label string }{"gpu", "gpu"})
-	} else {
-		vars = append(vars, struct{ name, label string }{"model", c.model}, struct{ name, label string }{"version", c.version},
-			struct{ name, label string }{"instance", c.instance})
-	}
-	for _, v := range vars {
-		if v.label != "" {
-			q += "&var-" + v.name + "={{ " + labelRef(v.label) + " | urlquery }}"
-		}
+	q := "?orgId=1&viewPanel=panel-" + strconv.Itoa(p.LatencyPanelID) + c.window(10*60)
+	for _, v := range c.subject(s) {
+		q += "&var-" + v.name + "={{ " + labelRef(v.label) + " | urlquery }}"
 	}
 	return base + q
+}
+
+// TriagePath is the app's triage page, which the triage link opens.
+const TriagePath = "/a/inferscope-monitor-app/triage"
+
+// triageLink opens the app's triage page on the alert's subject and the fifteen minutes before
+// the evaluation (the brief's triage path), so the first diagnosis is one click away.
+func (c ctx) triageLink(s spec) string {
+	q := "?orgId=1" + c.window(15*60)
+	for _, v := range c.subject(s) {
+		name := v.name
+		if s.scope == ScopeGPU && name == "instance" {
+			name = "node" // a GPU alert names the node, not a service instance
+		}
+		q += "&" + name + "={{ " + labelRef(v.label) + " | urlquery }}"
+	}
+	return strings.TrimSuffix(c.b.p.GrafanaURL, "/") + TriagePath + q
+}
+
+// window is the from/to of a link: the seconds before the evaluation where templates can
+// query, else the same length ending when the link is opened.
+func (c ctx) window(seconds int) string {
+	if c.queries {
+		return fmt.Sprintf(`&from={{ with query "vector((time() - %d) * 1000)" }}{{ . | first | value | printf "%%.0f" }}{{ end }}`, seconds) +
+			`&to={{ with query "vector(time() * 1000)" }}{{ . | first | value | printf "%.0f" }}{{ end }}`
+	}
+	return fmt.Sprintf("&from=now-%dm&to=now", seconds/60)
+}
+
+type linkVar struct{ name, label string }
+
+// subject is the alert's subject as the dashboard's variables name it (a GPU's node goes in
+// the instance variable, which takes a node for the GPU panels), with the label holding each.
+func (c ctx) subject(s spec) []linkVar {
+	var vars []linkVar
+	if s.scope == ScopeGPU {
+		vars = []linkVar{{"instance", c.node}, {"gpu", "gpu"}}
+	} else {
+		vars = []linkVar{{"model", c.model}, {"version", c.version}, {"instance", c.instance}}
+	}
+	out := vars[:0]
+	for _, v := range vars {
+		if v.label != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }

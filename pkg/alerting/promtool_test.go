@@ -160,6 +160,12 @@ func link(p Params, evalMin int, vars string) string {
 	return fmt.Sprintf("/d/%s/?orgId=1&viewPanel=panel-%d&from=%.0f&to=%.0f%s", p.DashboardUID, p.LatencyPanelID, (t-600)*1000, t*1000, vars)
 }
 
+// triageLink is the triage page on the fifteen minutes before the evaluation.
+func triageLink(evalMin int, params string) string {
+	t := float64(evalMin * 60)
+	return fmt.Sprintf("%s?orgId=1&from=%.0f&to=%.0f%s", TriagePath, (t-900)*1000, t*1000, params)
+}
+
 func description(p Params, id string) string {
 	s, _ := specByID(id)
 	return fmt.Sprintf("%s: %s (for %s). %s", s.sev, s.cond(p), promDuration(s.hold(p)), s.why)
@@ -173,6 +179,7 @@ func serviceAnnotations(p Params, id string, evalMin int, inst, model, summaryTa
 		"qps":         fmt.Sprintf("%.1f req/s", qps),
 		"gpus":        gpus,
 		"dashboard":   link(p, evalMin, fmt.Sprintf("&var-model=%s&var-version=v1&var-instance=%s", model, strings.ReplaceAll(inst, ":", "%3A"))),
+		"triage":      triageLink(evalMin, fmt.Sprintf("&model=%s&version=v1&instance=%s", model, strings.ReplaceAll(inst, ":", "%3A"))),
 	}
 }
 
@@ -184,6 +191,7 @@ func gpuAnnotations(p Params, id string, evalMin int, node string, index int, su
 		"qps":         fmt.Sprintf("%.1f req/s", qps),
 		"models":      models,
 		"dashboard":   link(p, evalMin, fmt.Sprintf("&var-instance=%s&var-gpu=%d", node, index)),
+		"triage":      triageLink(evalMin, fmt.Sprintf("&node=%s&gpu=%d", node, index)),
 	}
 }
 
@@ -421,6 +429,7 @@ func TestPromtoolWarmupLong(t *testing.T) {
 	ann["summary"] = "recsys on node-a:8000: still not ready 5m after start"
 	ann["qps"] = "0.0 req/s"
 	ann["dashboard"] = link(p, at, "&var-model=recsys&var-instance=node-a%3A8000")
+	ann["triage"] = triageLink(at, "&model=recsys&instance=node-a%3A8000")
 	test := promtoolTest{
 		Name:  "warm-up longer than usual",
 		fleet: []interface{ write(int) []series }{slowLoad, usual, a, b, busyGPU("node-a", 0, 0.5)},
@@ -485,6 +494,7 @@ func TestPromtoolCacheHitRateDrop(t *testing.T) {
 				"qps":         "1.0 req/s",
 				"gpus":        "none found",
 				"dashboard":   link(p, at, "&var-model=llama&var-instance=node-a%3A8000"),
+				"triage":      triageLink(at, "&model=llama&instance=node-a%3A8000"),
 			}}}},
 		},
 	}

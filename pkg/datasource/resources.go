@@ -32,6 +32,7 @@ var resources = map[string]resource{
 	"variables": {http.MethodGet, serveVariables},   // template-variable values (variables.go)
 	"rules":     {http.MethodPost, serveAlertRules}, // alert-rule catalog, renderings and diff (alerting.go)
 	"gate":      {http.MethodGet, serveGate},        // release gate: canary vs current version (gate.go)
+	"triage":    {http.MethodGet, serveTriage},      // ranked diagnosis of a latency problem (triage.go)
 }
 
 type errorBody struct {

@@ -59,6 +59,8 @@ var commands = &command{name: "inferscope", summary: "inference-service monitori
 		{name: "export", summary: "render the rules for Prometheus, Alertmanager or Grafana", usage: "--format FORMAT [flags]", run: runExport},
 		{name: "list", summary: "list the rules with their severity and condition", usage: "[flags]", run: runList},
 	}},
+	{name: "report", summary: "the layered health of a model: resource, framework, service, business", usage: "--prometheus URL --model M [--version V] [--at T] [--window 15m] [flags]", run: runReport},
+	{name: "triage", summary: "the 15-minute triage path as queries: ranked causes with evidence (exit 0 diagnosed or healthy, 5 no direction)", usage: "--prometheus URL --model M [--version V] [--instance I] [--from T --to T | --last 15m] [flags]", run: runTriage},
 	{name: "gate", summary: "release gate: compare a canary version with the current one (exit 0 pass, 1 fail, 3 insufficient data)", usage: "--prometheus URL --model M --baseline V --canary V [flags]", run: runGate},
 }}
 

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inferscope/inferscope/pkg/testbed"
+	"github.com/inferscope/inferscope/pkg/testbed/promtest"
+	"github.com/inferscope/inferscope/pkg/triage"
+)
+
+// TestTriageCommand: the queue surge (node-a recsys v1.4.0 from end−8h) is diagnosed as queue
+// time (exit 0, JSON and human output); a quiet window is healthy (exit 0); the text-embedder on
+// node-b during the recsys compute slowdown sees its node's GPU memory above 92 % but nothing of
+// its own that explains anything: no direction, exit 5.
+func TestTriageCommand(t *testing.T) {
+	dir, _ := testbed.TSDB(t)
+	srv := promtest.Start(t, promtest.Options{DataDir: dir})
+	surge := testbed.DefaultEnd.Add(-8 * time.Hour)
+	args := func(extra ...string) []string {
+		return append([]string{"triage", "--prometheus", srv.URL, "--model", "recsys-ranker"}, extra...)
+	}
+
+	code, out, errOut := runCLI(t, args("--version", "v1.4.0", "--to", surge.Add(15*time.Minute).Format(time.RFC3339), "--last", "5m", "--json")...)
+	var r triage.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil || code != exitOK {
+		t.Fatalf("surge: exit %d %v\n%s\n%s", code, err, out, errOut)
+	}
+	if r.Verdict != triage.Diagnosed || r.Causes[0].ID != triage.CauseQueue || r.Window.Duration != "5m" {
+		t.Fatalf("surge: %s %+v", r.Verdict, r.Causes)
+	}
+	// Progress lines on standard error (not a terminal: one line per step).
+	if !strings.Contains(errOut, "triage: [1/3]") || !strings.Contains(errOut, "triage: [3/3]") {
+		t.Errorf("progress: %q", errOut)
+	}
+
+	code, out, errOut = runCLI(t, args("--from", surge.Add(10*time.Minute).Format(time.RFC3339), "--to", surge.Add(15*time.Minute).Format(time.RFC3339), "--quiet")...)
+	if code != exitOK || errOut != "" || !strings.Contains(out, ": DIAGNOSED") || !strings.Contains(out, "1  queue") ||
+		!strings.Contains(out, "queue share of service time") || !strings.Contains(out, "/d/inferscope-overview/?viewPanel=panel-23") ||
+		!strings.Contains(out, "[0–2 min]") {
+		t.Fatalf("human output: exit %d %q\n%s", code, errOut, out)
+	}
+	t.Logf("\n%s", out)
+
+	quiet := testbed.DefaultEnd.Add(-72 * time.Hour)
+	code, out, _ = runCLI(t, args("--to", quiet.Format(time.RFC3339), "--quiet")...)
+	if code != exitOK || !strings.Contains(out, ": HEALTHY") {
+		t.Fatalf("quiet: exit %d\n%s", code, out)
+	}
+
+	slow := testbed.DefaultEnd.Add(-14 * time.Hour)
+	code, out, errOut = runCLI(t, "triage", "--prometheus", srv.URL, "--model", "text-embedder", "--instance", "node-b:8000", "--quiet",
+		"--from", slow.Add(10*time.Minute).Format(time.RFC3339), "--to", slow.Add(15*time.Minute).Format(time.RFC3339))
+	if code != triageExitNoDirection || !strings.Contains(out, ": NO DIRECTION") || !strings.Contains(out, "GPU memory 93 % on node-b") ||
+		!strings.Contains(errOut, "triage: no direction") {
+		t.Fatalf("no direction: exit %d %q\n%s", code, errOut, out)
+	}
+
+	for _, bad := range [][]string{
+		{"triage", "--model", "m"}, // no --prometheus
+		args("--from", "yesterday"),
+		args("--last", "soon"),
+		args("--from", quiet.Format(time.RFC3339), "--last", "15m"),
+		args("--from", quiet.Format(time.RFC3339), "--to", quiet.Add(-time.Hour).Format(time.RFC3339)),
+		{"triage", "--prometheus", srv.URL},
+	} {
+		if code, _, errOut := runCLI(t, bad...); code != exitUsage || errOut == "" {
+			t.Errorf("%v: exit %d, %q", bad, code, errOut)
+		}
+	}
+	if code, _, errOut := runCLI(t, "triage", "--prometheus", "http://127.0.0.1:1", "--model", "m", "--quiet"); code != exitUnavailable {
+		t.Errorf("unreachable Prometheus: exit %d %q", code, errOut)
+	}
+}
+
+// TestTriageHelp: the help names the exit codes and flags.
+func TestTriageHelp(t *testing.T) {
+	code, out, _ := runCLI(t, "triage", "--help")
+	if code != exitOK || !strings.Contains(out, "5 no direction") || !strings.Contains(out, "--last DURATION") {
+		t.Fatalf("help: exit %d\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, "report", "--help")
+	if code != exitOK || !strings.Contains(out, "--fail-on") || !strings.Contains(out, "Exit status") {
+		t.Fatalf("help: exit %d\n%s", code, out)
+	}
+}

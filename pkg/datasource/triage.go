@@ -1,0 +1,50 @@
+package datasource
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/inferscope/inferscope/pkg/prom"
+	"github.com/inferscope/inferscope/pkg/triage"
+)
+
+// serveTriage answers GET triage?model=&version=&instance=&from=&to=&before= with the ranked
+// diagnosis (triage.Report). The verdict is in the JSON; the status says only whether the triage
+// ran: 400 bad options or settings, 401 Prometheus refused the credentials, 502 Prometheus failed.
+func serveTriage(ctx context.Context, d *Datasource, req *backend.CallResourceRequest) (int, any) {
+	if d.settingsErr != nil {
+		return http.StatusBadRequest, errorBody{d.settingsErr.Error()}
+	}
+	q := url.Values{}
+	if i := strings.IndexByte(req.URL, '?'); i >= 0 {
+		var err error
+		if q, err = url.ParseQuery(req.URL[i+1:]); err != nil {
+			return http.StatusBadRequest, errorBody{fmt.Sprintf("the triage request's query string is malformed: %v", err)}
+		}
+	}
+	o, err := triage.OptionsFromQuery(q)
+	if err != nil {
+		return http.StatusBadRequest, errorBody{err.Error()}
+	}
+	e, err := d.engineFor(ctx)
+	if err == nil {
+		var r *triage.Report
+		if r, err = triage.Diagnose(ctx, e, o); err == nil {
+			return http.StatusOK, r
+		}
+	}
+	var pe *profileError
+	switch {
+	case errors.Is(err, triage.ErrOptions), errors.As(err, &pe):
+		return http.StatusBadRequest, errorBody{err.Error()}
+	case prom.KindOf(err) == prom.KindAuth:
+		return http.StatusUnauthorized, errorBody{err.Error()}
+	}
+	return http.StatusBadGateway, errorBody{err.Error()}
+}

@@ -1,0 +1,178 @@
+package datasource
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
+
+	"github.com/inferscope/inferscope/pkg/plugintest"
+	"github.com/inferscope/inferscope/pkg/testbed"
+	"github.com/inferscope/inferscope/pkg/testbed/promtest"
+	"github.com/inferscope/inferscope/pkg/triage"
+)
+
+// surgeTriageQuery is the resource URL for the test bed's queue surge (node-a recsys v1.4.0,
+// from end−8h for 30 min), triaged from 10 to 15 minutes into it.
+func surgeTriageQuery(extra url.Values) string {
+	start := testbed.DefaultEnd.Add(-8 * time.Hour)
+	v := url.Values{"model": {"recsys-ranker"}, "version": {"v1.4.0"},
+		"from": {start.Add(10 * time.Minute).Format(time.RFC3339)}, "to": {start.Add(15 * time.Minute).Format(time.RFC3339)}}
+	for k, vals := range extra {
+		v[k] = vals
+	}
+	return "triage?" + v.Encode()
+}
+
+func callTriage(t *testing.T, d *Datasource, query string) (int, triage.Report, string) {
+	t.Helper()
+	var got []*backend.CallResourceResponse
+	err := d.CallResource(context.Background(), &backend.CallResourceRequest{Method: http.MethodGet, Path: "triage", URL: query},
+		backend.CallResourceResponseSenderFunc(func(r *backend.CallResourceResponse) error {
+			got = append(got, r)
+			return nil
+		}))
+	if err != nil || len(got) != 1 {
+		t.Fatalf("%s: %v, %d answers", query, err, len(got))
+	}
+	var r triage.Report
+	_ = json.Unmarshal(got[0].Body, &r)
+	return got[0].Status, r, string(got[0].Body)
+}
+
+// TestTriageResource: the queue surge is diagnosed as queue-dominated on node-a; bad options
+// answer 400, an unreachable Prometheus 502, refused credentials 401.
+func TestTriageResource(t *testing.T) {
+	dir, _ := testbed.TSDB(t)
+	srv := promtest.Start(t, promtest.Options{DataDir: dir})
+	d := newTestDS(t, instanceSettings(t, srv.URL, nil, nil))
+
+	status, r, body := callTriage(t, d, surgeTriageQuery(nil))
+	if status != http.StatusOK || r.Verdict != triage.Diagnosed || len(r.Causes) == 0 || r.Causes[0].ID != triage.CauseQueue || r.Causes[0].Instance != "node-a:8000" {
+		t.Fatalf("queue surge: %d %s", status, body)
+	}
+	if r.Window.Duration != "5m" || r.Before.Duration != "1h" || len(r.Steps) != 5 {
+		t.Fatalf("window %+v before %+v steps %d", r.Window, r.Before, len(r.Steps))
+	}
+	for _, bad := range []string{
+		"triage?version=v1",
+		surgeTriageQuery(url.Values{"from": {"yesterday"}}),
+		surgeTriageQuery(url.Values{"to": {testbed.DefaultEnd.Add(-9 * time.Hour).Format(time.RFC3339)}}), // to before from
+		surgeTriageQuery(url.Values{"before": {"a while"}}),
+		"triage?model=%zz",
+	} {
+		if status, _, body := callTriage(t, d, bad); status != http.StatusBadRequest {
+			t.Errorf("%s: %d %s", bad, status, body)
+		}
+	}
+
+	down := newTestDS(t, instanceSettings(t, closedPortURL(t), map[string]any{"profile": "custom"}, nil))
+	if status, _, body := callTriage(t, down, surgeTriageQuery(nil)); status != http.StatusBadGateway {
+		t.Errorf("Prometheus down: %d %s", status, body)
+	}
+
+	const user, password = "grafana", "correct horse battery staple"
+	locked := promtest.Start(t, promtest.Options{WebConfigYAML: webConfig(t, user, password, nil)})
+	wrong := newTestDS(t, instanceSettings(t, locked.URL, map[string]any{"basicAuth": true, "basicAuthUser": user, "profile": "custom"},
+		map[string]string{"basicAuthPassword": "hunter2"}))
+	if status, _, body := callTriage(t, wrong, surgeTriageQuery(nil)); status != http.StatusUnauthorized {
+		t.Errorf("wrong password: %d %s", status, body)
+	}
+}
+
+// TestTriageResourceRecordedAnswerIsCurrent keeps the Triage page's recorded answer (the queue
+// surge) equal to what the data source answers.
+func TestTriageResourceRecordedAnswerIsCurrent(t *testing.T) {
+	dir, _ := testbed.TSDB(t)
+	srv := promtest.Start(t, promtest.Options{DataDir: dir})
+	d := newTestDS(t, instanceSettings(t, srv.URL, nil, nil))
+	status, _, body := callTriage(t, d, surgeTriageQuery(nil))
+	if status != http.StatusOK {
+		t.Fatalf("%d %s", status, body)
+	}
+	var ans any
+	if err := json.Unmarshal([]byte(body), &ans); err != nil {
+		t.Fatal(err)
+	}
+	want, err := json.MarshalIndent(ans, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, '\n')
+	path := filepath.Join("..", "..", "src", "pages", "Triage", "testdata", "triage.json")
+	if os.Getenv("INFERSCOPE_UPDATE_FIXTURES") == "1" {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	got, err := os.ReadFile(path)
+	var gotV, wantV any
+	if err == nil {
+		err = json.Unmarshal(got, &gotV)
+	}
+	_ = json.Unmarshal(want, &wantV)
+	if err != nil || !reflect.DeepEqual(gotV, wantV) {
+		t.Errorf("%s is not the data source's answer (%v): regenerate with INFERSCOPE_UPDATE_FIXTURES=1 go test ./pkg/datasource -run TestTriageResourceRecordedAnswerIsCurrent", path, err)
+	}
+}
+
+// TestTriageOverGRPC calls the resource through the built plugin as Grafana does.
+func TestTriageOverGRPC(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the plugin executable")
+	}
+	dir, _ := testbed.TSDB(t)
+	srv := promtest.Start(t, promtest.Options{DataDir: dir})
+	p := plugintest.Start(t, plugintest.Binary(t, protocolVersion))
+	pc := plugintest.PluginContext(PluginID, instanceSettings(t, srv.URL, nil, nil))
+	for _, c := range []struct {
+		query  string
+		status int
+		first  string
+	}{
+		{surgeTriageQuery(nil), http.StatusOK, triage.CauseQueue},
+		{"triage?from=soon", http.StatusBadRequest, ""},
+	} {
+		stream, err := p.Resource.CallResource(context.Background(), &pluginv2.CallResourceRequest{PluginContext: pc, Method: http.MethodGet, Path: "triage", Url: c.query})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var status int
+		var body []byte
+		for {
+			chunk, err := stream.Recv()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if status == 0 {
+				status = int(chunk.Code)
+			}
+			body = append(body, chunk.Body...)
+		}
+		var r triage.Report
+		if err := json.Unmarshal(body, &r); err != nil || status != c.status {
+			t.Errorf("%s: %d %s (%v)", c.query, status, body, err)
+			continue
+		}
+		if c.first != "" && (len(r.Causes) == 0 || r.Causes[0].ID != c.first || r.Verdict != triage.Diagnosed) {
+			t.Errorf("%s: %s", c.query, body)
+		}
+	}
+}

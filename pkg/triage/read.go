@@ -1,0 +1,881 @@
+package triage
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/inferscope/inferscope/pkg/engine"
+	"github.com/inferscope/inferscope/pkg/profile"
+	"github.com/inferscope/inferscope/pkg/prom"
+)
+
+// Pair is one reading in the reference window and in the window; NaN = not measured.
+type Pair struct{ Before, Now float64 }
+
+func nanPair() Pair { return Pair{math.NaN(), math.NaN()} }
+
+// Span is a time range [Start, End].
+type Span struct{ Start, End time.Time }
+
+// Subject holds the readings of one version of the model on one instance: the engine's
+// service-level types (latency, jitter, baseline, split, errors, throughput) group by model and
+// version, so each instance is read on its own.
+type Subject struct {
+	Instance, Version string
+	QPS               Pair
+	P50, P95, P99     Pair
+	Jitter            Pair
+	// P95Raw is the P95 without the warm-up filter, read only where a warm-up was dropped.
+	P95Raw Pair
+	// BaselineRatio is the P95 over its 7-day same-time-of-day baseline (the baseline type),
+	// BaselineP95 that baseline; both the window's mean. NaN where fewer than minDays had data.
+	BaselineRatio, BaselineP95 float64
+	Queue, Compute, Network    Pair // mean seconds per request
+	ErrorRatio, TimeoutRatio   Pair
+}
+
+// ServiceMean is queue + compute (the service's own mean time).
+func (s Subject) ServiceMean() Pair {
+	return Pair{s.Queue.Before + s.Compute.Before, s.Queue.Now + s.Compute.Now}
+}
+
+// Warmup is a stretch the warm-up filter dropped.
+type Warmup struct {
+	Start, End time.Time
+	Reason     string
+}
+
+// Instance holds the readings of one instance (and its node's GPUs) for the model.
+type Instance struct {
+	Name string
+	Node string
+	// QPS of the model (the selected version, when one is) and its 7-day same-time-of-day mean.
+	QPS         Pair
+	QPSBaseline float64
+	// GPU readings of the node: the fullest GPU's memory ratio (mean over the window), the
+	// lowest utilisation of any GPU at any point, and the highest memory ratio in the window.
+	GPUMem, GPUUtil Pair
+	GPUMemPeak      float64
+	IdleGPUs        []string // GPUs where the engine's idle-under-traffic condition held
+	// Hardware: XID events and uncorrected ECC errors in each window; active hardware or thermal
+	// clock-event reasons in the window.
+	XID, ECCUncorrected Pair
+	Throttle            []string
+	// Framework and business readings (PromQL through the profile, not warm-up filtered).
+	CacheHit, Waiting, QueueDepth, Preemption, InputMean, Confidence, Fallback Pair
+	// WaitingIsQueue: the profile reads waiting requests from the queue-depth metric.
+	WaitingIsQueue bool
+	Warmup         []Warmup
+}
+
+// Readings are everything the scoring looks at.
+type Readings struct {
+	Model, Version, Instance string
+	Window, Before           Span
+	Subjects                 []Subject
+	Instances                []Instance
+	Notices                  []string
+	Queries                  int
+}
+
+// instance returns the readings of the named instance.
+func (r *Readings) instance(name string) *Instance {
+	for i := range r.Instances {
+		if r.Instances[i].Name == name {
+			return &r.Instances[i]
+		}
+	}
+	return nil
+}
+
+// reader runs the engine queries of one triage.
+type reader struct {
+	e        *engine.Engine
+	o        Options
+	rd       *Readings
+	rng      engine.Range
+	rate     time.Duration
+	instLbl  string
+	verLbl   string
+	mu       sync.Mutex
+	noticed  map[string]bool
+	warmSeen map[string]bool
+}
+
+// maxParallel bounds the queries in flight: a triage must not crowd out the dashboards.
+const maxParallel = 6
+
+// Read gathers the readings of o (completed with defaults) from the engine's Prometheus.
+func Read(ctx context.Context, e *engine.Engine, o Options) (*Readings, error) {
+	rd := &Readings{Model: o.Model, Version: o.Version, Instance: o.Instance,
+		Window: Span{o.From, o.To}, Before: Span{o.From.Add(-o.Before), o.From}}
+	total := o.To.Sub(rd.Before.Start)
+	step := max(time.Minute, (total / 600).Truncate(time.Minute))
+	// A 5-minute rate window as the dashboards use; a short window (a restart's first minutes)
+	// gets a shorter one so its points are its own.
+	rate := min(5*time.Minute, max(2*time.Minute, (o.To.Sub(o.From)/3).Truncate(time.Minute)))
+	r := &reader{e: e, o: o, rd: rd, rate: max(rate, step),
+		rng:     engine.Range{Start: rd.Before.Start, End: o.To, MinStep: step},
+		instLbl: e.Profile.InstanceLabel, verLbl: e.Profile.VersionLabel,
+		noticed: map[string]bool{}, warmSeen: map[string]bool{}}
+	if r.instLbl == "" {
+		r.instLbl = "instance"
+	}
+	if o.Version != "" && r.verLbl == "" {
+		r.notice(fmt.Sprintf("%s metrics carry no version label: every version of %s is read together", e.Profile.Title, o.Model))
+	}
+
+	// Say what the profile cannot give, once, in the triage's words.
+	for _, g := range []struct {
+		role profile.Role
+		what string
+	}{
+		{profile.Latency, "latency percentiles and the 7-day baseline"},
+		{profile.QueueTime, "the queue segment (queue cause)"},
+		{profile.ComputeTime, "the compute segment (compute cause)"},
+		{profile.NetworkTime, "the network / gateway segment (network cause)"},
+		{profile.LoadState, "the load state (warm-up is found from restarts and counter resets only)"},
+	} {
+		if _, ok, why := e.Profile.Resolve(g.role, e.Present); !ok {
+			r.notice(fmt.Sprintf("%s is not read: %s", g.what, why))
+		}
+	}
+	say := func(i int, label string) {
+		if o.Progress != nil {
+			o.Progress(i, 3, label)
+		}
+	}
+	say(1, "which instances serve "+subjectText(o.Model, o.Version))
+	// Which instances serve the model (in either window).
+	sel := map[string]any{"model": o.Model, "by": "instance"}
+	if o.Version != "" && r.verLbl != "" {
+		sel["version"] = o.Version
+	}
+	if o.Instance != "" {
+		sel["instance"] = o.Instance
+	}
+	res, err := r.run(ctx, "throughput", sel)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	qps := map[string]Pair{}
+	for _, s := range res.Series {
+		in := s.Labels[r.instLbl]
+		if in == "" || !anyFinite(s.V) {
+			continue
+		}
+		names = append(names, in)
+		qps[in] = r.pair(s, mean)
+	}
+	if o.Instance != "" && len(names) == 0 {
+		names = []string{o.Instance}
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		r.notice(fmt.Sprintf("no instance served %s in %s–%s", subjectText(o.Model, o.Version), rd.Before.Start.Format(time.RFC3339), o.To.Format(time.RFC3339)))
+	}
+	for _, n := range names {
+		q, ok := qps[n]
+		if !ok {
+			q = nanPair()
+		}
+		rd.Instances = append(rd.Instances, Instance{Name: n, Node: nodeOf(n), QPS: q, QPSBaseline: math.NaN(),
+			GPUMem: nanPair(), GPUUtil: nanPair(), GPUMemPeak: math.NaN(), XID: nanPair(), ECCUncorrected: nanPair(),
+			CacheHit: nanPair(), Waiting: nanPair(), QueueDepth: nanPair(), Preemption: nanPair(), InputMean: nanPair(),
+			Confidence: nanPair(), Fallback: nanPair()})
+	}
+
+	var jobs []func(context.Context) error
+	subjects := make([]map[string]*Subject, len(names))
+	for i, n := range names {
+		subjects[i] = map[string]*Subject{}
+		jobs = append(jobs, r.serviceJobs(n, subjects[i])...)
+	}
+	if len(names) > 0 {
+		jobs = append(jobs, r.gpuJob(names), r.idleJob(names), r.hardwareJob(names))
+		jobs = append(jobs, r.extraJobs()...)
+	}
+	say(2, fmt.Sprintf("latency, split, traffic, GPU, framework and hardware on %d instance(s)", len(names)))
+	if err := parallel(ctx, jobs); err != nil {
+		return nil, err
+	}
+
+	// Subjects: the selected version (or every version) on each instance.
+	for i, n := range names {
+		keys := make([]string, 0, len(subjects[i]))
+		for v := range subjects[i] {
+			keys = append(keys, v)
+		}
+		sort.Strings(keys)
+		for _, v := range keys {
+			s := subjects[i][v]
+			s.Instance, s.Version = n, v
+			rd.Subjects = append(rd.Subjects, *s)
+		}
+	}
+	// Where the warm-up filter dropped samples, read the unfiltered P95 too: the jump it hides.
+	var warm []func(context.Context) error
+	for i := range rd.Instances {
+		if len(rd.Instances[i].Warmup) > 0 {
+			warm = append(warm, r.rawLatencyJob(rd.Instances[i].Name))
+		}
+	}
+	say(3, "latency without the warm-up filter")
+	if err := parallel(ctx, warm); err != nil {
+		return nil, err
+	}
+	sort.Strings(rd.Notices) // jobs finish in any order; the answer must not
+	return rd, nil
+}
+
+// run parses and runs one engine query, counting its Prometheus queries and keeping its
+// notices and warm-up intervals.
+func (r *reader) run(ctx context.Context, typ string, fields map[string]any) (*engine.Result, error) {
+	if _, ok := fields["rateInterval"]; !ok && typ != "gpu" && typ != "baseline" {
+		fields["rateInterval"] = dur(r.rate)
+	}
+	raw, err := json.Marshal(fields)
+	if err != nil {
+		return nil, err
+	}
+	q, err := engine.ParseAs(typ, raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
+	}
+	res, err := r.e.Run(ctx, q, r.rng)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rd.Queries += len(res.Queries)
+	for _, n := range res.Notices {
+		if n.Severity != engine.Info {
+			r.noticeLocked(n.Text)
+		}
+	}
+	for _, w := range res.Warmup {
+		if w.Model != "" && w.Model != r.o.Model {
+			continue
+		}
+		key := fmt.Sprintf("%s|%d|%d|%s", w.Instance, w.Start.UnixMilli(), w.End.UnixMilli(), w.Reason)
+		in := r.rd.instance(w.Instance)
+		if in == nil || r.warmSeen[key] {
+			continue
+		}
+		r.warmSeen[key] = true
+		in.Warmup = append(in.Warmup, Warmup{Start: w.Start, End: w.End, Reason: w.Reason})
+	}
+	return res, nil
+}
+
+func (r *reader) notice(s string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.noticeLocked(s)
+}
+
+func (r *reader) noticeLocked(s string) {
+	if !r.noticed[s] {
+		r.noticed[s] = true
+		r.rd.Notices = append(r.rd.Notices, s)
+	}
+}
+
+// serviceJobs read the service-level types on one instance, every version of the model (the
+// versions are compared with each other), keeping the selected one.
+func (r *reader) serviceJobs(instance string, subjects map[string]*Subject) []func(context.Context) error {
+	var mu sync.Mutex
+	get := func(labels map[string]string) *Subject {
+		v := labels[r.verLbl]
+		if r.verLbl == "" {
+			v = ""
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		s, ok := subjects[v]
+		if !ok {
+			s = &Subject{QPS: nanPair(), P50: nanPair(), P95: nanPair(), P99: nanPair(), Jitter: nanPair(), P95Raw: nanPair(),
+				BaselineRatio: math.NaN(), BaselineP95: math.NaN(), Queue: nanPair(), Compute: nanPair(), Network: nanPair(),
+				ErrorRatio: nanPair(), TimeoutRatio: nanPair()}
+			subjects[v] = s
+		}
+		return s
+	}
+	base := func() map[string]any { return map[string]any{"model": r.o.Model, "instance": instance} }
+	type target struct {
+		name string
+		agg  func([]float64) float64
+		set  func(s *Subject, p Pair)
+	}
+	job := func(typ string, extra map[string]any, targets ...target) func(context.Context) error {
+		return func(ctx context.Context) error {
+			f := base()
+			for k, v := range extra {
+				f[k] = v
+			}
+			res, err := r.run(ctx, typ, f)
+			if err != nil {
+				return fmt.Errorf("%s on %s: %w", typ, instance, err)
+			}
+			for _, s := range res.Series {
+				for _, t := range targets {
+					if s.Name == t.name {
+						p := r.pair(s, t.agg)
+						sub := get(s.Labels)
+						mu.Lock()
+						t.set(sub, p)
+						mu.Unlock()
+					}
+				}
+			}
+			return nil
+		}
+	}
+	return []func(context.Context) error{
+		job("throughput", map[string]any{"by": "version"}, target{"qps", mean, func(s *Subject, p Pair) { s.QPS = p }}),
+		job("latency", nil,
+			target{"p50", mean, func(s *Subject, p Pair) { s.P50 = p }},
+			target{"p95", mean, func(s *Subject, p Pair) { s.P95 = p }},
+			target{"p99", mean, func(s *Subject, p Pair) { s.P99 = p }}),
+		job("jitter", nil, target{"jitter", mean, func(s *Subject, p Pair) { s.Jitter = p }}),
+		job("split", nil,
+			target{"queue", mean, func(s *Subject, p Pair) { s.Queue = p }},
+			target{"compute", mean, func(s *Subject, p Pair) { s.Compute = p }},
+			target{"network", mean, func(s *Subject, p Pair) { s.Network = p }}),
+		job("errors", nil,
+			target{"error_ratio", mean, func(s *Subject, p Pair) { s.ErrorRatio = p }},
+			target{"timeout_ratio", mean, func(s *Subject, p Pair) { s.TimeoutRatio = p }}),
+		job("baseline", nil,
+			target{"ratio", mean, func(s *Subject, p Pair) { s.BaselineRatio = p.Now }},
+			target{"baseline", mean, func(s *Subject, p Pair) { s.BaselineP95 = p.Now }}),
+	}
+}
+
+// rawLatencyJob reads the P95 of an instance that warmed up, without the warm-up filter.
+func (r *reader) rawLatencyJob(instance string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		res, err := r.run(ctx, "latency", map[string]any{"model": r.o.Model, "instance": instance, "quantiles": []float64{0.95}, "warmupFilter": false})
+		if err != nil {
+			return fmt.Errorf("latency without the warm-up filter on %s: %w", instance, err)
+		}
+		for _, s := range res.Series {
+			if s.Name != "p95" {
+				continue
+			}
+			v := s.Labels[r.verLbl]
+			for i := range r.rd.Subjects {
+				sub := &r.rd.Subjects[i]
+				if sub.Instance == instance && (r.verLbl == "" || sub.Version == v) {
+					sub.P95Raw = r.pair(s, mean)
+				}
+			}
+		}
+		return nil
+	}
+}
+
+// gpuJob reads the nodes' GPU memory and utilisation.
+func (r *reader) gpuJob(instances []string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		res, err := r.run(ctx, "gpu", map[string]any{"instance": instances, "metrics": []string{"memory", "util"}})
+		if err != nil {
+			r.notice(fmt.Sprintf("GPU readings are missing: %v", err))
+			return nil
+		}
+		byNode := map[string][]engine.Series{}
+		for _, s := range res.Series {
+			byNode[s.Labels["node"]+"|"+s.Name] = append(byNode[s.Labels["node"]+"|"+s.Name], s)
+		}
+		if len(res.Series) == 0 {
+			r.notice("no GPU series for these instances' nodes: the GPU steps have nothing to read (is the probe or dcgm-exporter scraped?)")
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		for i := range r.rd.Instances {
+			in := &r.rd.Instances[i]
+			if mem := byNode[in.Node+"|memory"]; len(mem) > 0 {
+				m := across(mem, math.Max)
+				in.GPUMem = r.pair(m, mean)
+				in.GPUMemPeak = r.pair(m, maxOf).Now
+			}
+			if util := byNode[in.Node+"|util"]; len(util) > 0 {
+				in.GPUUtil = r.pair(across(util, math.Min), minOf)
+			}
+		}
+		return nil
+	}
+}
+
+// idleJob runs the engine's GPU-idle-under-traffic condition, which also gives the node's
+// 7-day same-time-of-day QPS of the model.
+func (r *reader) idleJob(instances []string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		f := map[string]any{"model": r.o.Model, "instance": instances}
+		if r.o.Version != "" && r.verLbl != "" {
+			f["version"] = r.o.Version
+		}
+		res, err := r.run(ctx, "gpu_idle_under_traffic", f)
+		if err != nil {
+			r.notice(fmt.Sprintf("the GPU-idle-under-traffic reading is missing: %v", err))
+			return nil
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		for _, s := range res.Series {
+			node := s.Labels["node"]
+			for i := range r.rd.Instances {
+				in := &r.rd.Instances[i]
+				if in.Node != node {
+					continue
+				}
+				switch s.Name {
+				case "idle_under_traffic":
+					if r.pair(s, maxOf).Now >= 1 {
+						in.IdleGPUs = appendUnique(in.IdleGPUs, s.Labels["gpu"])
+					}
+				case "qps_baseline":
+					in.QPSBaseline = r.pair(s, mean).Now
+				}
+			}
+		}
+		return nil
+	}
+}
+
+// pair splits a series' points into the reference window and the window and aggregates each.
+// A point at t stands for the rate window ending at t: points in (before.start, from] are the
+// reference, points in (from, to] the window.
+func (r *reader) pair(s engine.Series, agg func([]float64) float64) Pair {
+	return pointsPair(s.T, s.V, r.rd.Before.Start, r.rd.Window.Start, r.rd.Window.End, agg)
+}
+
+func pointsPair(t []int64, v []float64, start, from, to time.Time, agg func([]float64) float64) Pair {
+	var b, n []float64
+	s, f, e := start.UnixMilli(), from.UnixMilli(), to.UnixMilli()
+	for i, ts := range t {
+		if i >= len(v) || math.IsNaN(v[i]) || math.IsInf(v[i], 0) {
+			continue
+		}
+		switch {
+		case ts > s && ts <= f:
+			b = append(b, v[i])
+		case ts > f && ts <= e:
+			n = append(n, v[i])
+		}
+	}
+	return Pair{agg(b), agg(n)}
+}
+
+func mean(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+func minOf(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	m := v[0]
+	for _, x := range v[1:] {
+		m = math.Min(m, x)
+	}
+	return m
+}
+
+func maxOf(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	m := v[0]
+	for _, x := range v[1:] {
+		m = math.Max(m, x)
+	}
+	return m
+}
+
+// across combines series on one grid point by point (max or min over GPUs), skipping gaps.
+func across(ss []engine.Series, f func(a, b float64) float64) engine.Series {
+	out := engine.Series{T: ss[0].T, V: make([]float64, len(ss[0].T))}
+	for i := range out.V {
+		out.V[i] = math.NaN()
+		for _, s := range ss {
+			if i < len(s.V) && !math.IsNaN(s.V[i]) {
+				if math.IsNaN(out.V[i]) {
+					out.V[i] = s.V[i]
+				} else {
+					out.V[i] = f(out.V[i], s.V[i])
+				}
+			}
+		}
+	}
+	return out
+}
+
+func anyFinite(v []float64) bool {
+	for _, x := range v {
+		if !math.IsNaN(x) {
+			return true
+		}
+	}
+	return false
+}
+
+func appendUnique(list []string, v string) []string {
+	for _, x := range list {
+		if x == v {
+			return list
+		}
+	}
+	list = append(list, v)
+	sort.Strings(list)
+	return list
+}
+
+// nodeOf is an instance's node: its address without the port (the engine's GPU join rule).
+func nodeOf(instance string) string {
+	if h, _, err := net.SplitHostPort(instance); err == nil {
+		return h
+	}
+	return instance
+}
+
+func subjectText(model, version string) string {
+	if version != "" {
+		return model + " " + version
+	}
+	return model
+}
+
+// parallel runs jobs with at most maxParallel at once and returns the first error; the others
+// are cancelled.
+func parallel(ctx context.Context, jobs []func(context.Context) error) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sem := make(chan struct{}, maxParallel)
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	for _, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				once.Do(func() { first = ctx.Err() })
+				return
+			}
+			defer func() { <-sem }()
+			if err := j(ctx); err != nil {
+				once.Do(func() { first = err; cancel() })
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+// roleMatchers are the selection's matchers for a role's series: the model unless the measure
+// is host-wide, and the measure's fixed matchers.
+func (r *reader) roleMatchers(m profile.Measure) []prom.Matcher {
+	var ms []prom.Matcher
+	if r.e.Profile.ModelLabel != "" && !m.PerInstance {
+		ms = append(ms, prom.Eq(r.e.Profile.ModelLabel, r.o.Model))
+	}
+	if r.o.Instance != "" {
+		ms = append(ms, prom.Eq(r.instLbl, r.o.Instance))
+	}
+	keys := make([]string, 0, len(m.Matchers))
+	for k := range m.Matchers {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		ms = append(ms, prom.Eq(k, m.Matchers[k]))
+	}
+	return ms
+}
+
+// sumBy writes sum by (instance) (f(metric{…})) for each metric of names, added together.
+func (r *reader) sumBy(names []string, ms []prom.Matcher, wrap string) (string, error) {
+	var parts []string
+	for _, n := range names {
+		sel, err := prom.Selector(n, ms...)
+		if err != nil {
+			return "", err
+		}
+		inner := sel
+		if wrap == "rate" {
+			inner = fmt.Sprintf("rate(%s[%s])", sel, dur(r.rate))
+		}
+		parts = append(parts, fmt.Sprintf("sum by (%s) (%s)", r.instLbl, inner))
+	}
+	if len(parts) == 0 {
+		return "", fmt.Errorf("no metric names")
+	}
+	return strings.Join(parts, " + "), nil
+}
+
+// roleExpr is the PromQL of a role per instance: the rate of a counter, the value of a gauge,
+// the mean of a histogram or summary. ok is false (with the reason) where the profile lacks
+// the role or measures it in a way triage does not read.
+func (r *reader) roleExpr(role profile.Role) (string, bool, string) {
+	m, ok, why := r.e.Profile.Resolve(role, r.e.Present)
+	if !ok {
+		return "", false, why
+	}
+	ms := r.roleMatchers(m)
+	scale := m.Scale
+	if scale == 0 {
+		scale = 1
+	}
+	var expr string
+	var err error
+	switch m.Kind {
+	case profile.Counter:
+		expr, err = r.sumBy(m.Metrics, ms, "rate")
+	case profile.Gauge:
+		expr, err = r.sumBy(m.Metrics, ms, "")
+	case profile.Histogram, profile.Summary:
+		var num, den string
+		if num, err = r.sumBy(suffix(m.Metrics, "_sum"), ms, "rate"); err == nil {
+			if den, err = r.sumBy(suffix(m.Metrics, "_count"), ms, "rate"); err == nil {
+				expr = fmt.Sprintf("(%s) / (%s)", num, den)
+			}
+		}
+	default:
+		return "", false, fmt.Sprintf("%s measures %s as a %s, which triage does not read", r.e.Profile.Title, role, m.Kind)
+	}
+	if err != nil {
+		return "", false, err.Error()
+	}
+	if scale != 1 && m.Kind != profile.Counter {
+		expr = fmt.Sprintf("(%s) * %g", expr, scale)
+	}
+	return expr, true, ""
+}
+
+func suffix(names []string, s string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = n + s
+	}
+	return out
+}
+
+// extraJobs read the framework and business signals that have no query type of their own,
+// by PromQL through the profile (not warm-up filtered; the warm-up cause says so).
+func (r *reader) extraJobs() []func(context.Context) error {
+	type reading struct {
+		what     string
+		num, den profile.Role // den "" = the numerator's value itself
+		set      func(in *Instance, p Pair)
+	}
+	readings := []reading{
+		{"cache hit rate", profile.CacheHits, profile.CacheQueries, func(in *Instance, p Pair) { in.CacheHit = p }},
+		{"waiting requests", profile.Waiting, "", func(in *Instance, p Pair) { in.Waiting = p }},
+		{"queue depth", profile.QueueDepth, "", func(in *Instance, p Pair) { in.QueueDepth = p }},
+		{"preemptions per request", profile.Preemptions, profile.Requests, func(in *Instance, p Pair) { in.Preemption = p }},
+		{"mean input length", profile.InputLength, "", func(in *Instance, p Pair) { in.InputMean = p }},
+		{"mean confidence", profile.Confidence, "", func(in *Instance, p Pair) { in.Confidence = p }},
+		{"fallback share", profile.Fallback, profile.Requests, func(in *Instance, p Pair) { in.Fallback = p }},
+	}
+	wq, okW, _ := r.e.Profile.Resolve(profile.Waiting, r.e.Present)
+	qd, okQ, _ := r.e.Profile.Resolve(profile.QueueDepth, r.e.Present)
+	same := okW && okQ && strings.Join(wq.Metrics, ",") == strings.Join(qd.Metrics, ",")
+	var jobs []func(context.Context) error
+	for _, rdg := range readings {
+		expr, ok, why := r.roleExpr(rdg.num)
+		if ok && rdg.den != "" {
+			var den string
+			if den, ok, why = r.roleExpr(rdg.den); ok {
+				expr = fmt.Sprintf("(%s) / (%s)", expr, den)
+			}
+		}
+		if !ok {
+			r.notice(fmt.Sprintf("%s is not read: %s", rdg.what, why))
+			continue
+		}
+		jobs = append(jobs, func(ctx context.Context) error {
+			series, err := r.promRange(ctx, expr)
+			if err != nil {
+				r.notice(fmt.Sprintf("%s could not be read: %v", rdg.what, err))
+				return nil
+			}
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			for _, s := range series {
+				if in := r.rd.instance(s.Labels[r.instLbl]); in != nil {
+					rdg.set(in, pointsPair(s.T, s.V, r.rd.Before.Start, r.rd.Window.Start, r.rd.Window.End, mean))
+					in.WaitingIsQueue = same
+				}
+			}
+			return nil
+		})
+	}
+	return jobs
+}
+
+// promRange runs a range query on the triage's grid.
+func (r *reader) promRange(ctx context.Context, expr string) ([]engine.Series, error) {
+	step := r.rng.MinStep
+	start := r.rng.Start.Truncate(step)
+	res, err := r.e.Prom.QueryRange(ctx, prom.RangeQuery{Expr: expr, Start: start, End: r.rng.End, Step: step, MaxSeries: 1000})
+	r.mu.Lock()
+	r.rd.Queries++
+	r.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]engine.Series, 0, len(res.Series))
+	for _, s := range res.Series {
+		es := engine.Series{Labels: s.Labels}
+		for _, p := range s.Points {
+			es.T = append(es.T, p.T.UnixMilli())
+			es.V = append(es.V, p.V)
+		}
+		out = append(out, es)
+	}
+	return out, nil
+}
+
+// gpuNodeLabels are the labels a GPU series' node may come from, in the engine's order.
+var gpuNodeLabels = []string{"node", "Hostname", "hostname", "instance"}
+
+func gpuNode(l map[string]string) string {
+	for _, k := range gpuNodeLabels {
+		if v := l[k]; v != "" {
+			if k == "instance" {
+				return nodeOf(v)
+			}
+			return v
+		}
+	}
+	return ""
+}
+
+// hardwareThrottle are the clock-event reasons that mean the hardware holds the clocks down
+// (not an idle GPU or an application setting).
+var hardwareThrottle = []string{"hw_slowdown", "sw_thermal_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown"}
+
+// hardwareJob counts XID events and uncorrected ECC errors in each window and lists the active
+// hardware clock-event reasons, in the probe's naming or dcgm-exporter's.
+func (r *reader) hardwareJob(instances []string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		by := strings.Join(gpuNodeLabels, ", ")
+		has := func(n string) bool { return r.e.Present == nil || r.e.Present[n] }
+		// newOrIncrease counts a counter's growth including series born inside the window (the
+		// first XID of a code creates its series at 1, which increase() cannot see).
+		newOrIncrease := func(sel string, w time.Duration) string {
+			return fmt.Sprintf("sum by (%s) (increase(%s[%s]) or (%s unless %s offset %s))", by, sel, dur(w), sel, sel, dur(w))
+		}
+		var xid, ecc, thr func(w time.Duration) string
+		switch {
+		case has("inferscope_gpu_xid_errors_total") || has("inferscope_gpu_ecc_errors_total") || has("inferscope_gpu_clock_event_reason_active"):
+			xid = func(w time.Duration) string { return newOrIncrease("inferscope_gpu_xid_errors_total", w) }
+			ecc = func(w time.Duration) string {
+				return newOrIncrease(`inferscope_gpu_ecc_errors_total{type="uncorrected"}`, w)
+			}
+			thr = func(w time.Duration) string {
+				return fmt.Sprintf(`max by (%s, reason) (max_over_time(inferscope_gpu_clock_event_reason_active{reason=~"%s"}[%s])) > 0`,
+					by, strings.Join(hardwareThrottle, "|"), dur(w))
+			}
+		case has("DCGM_FI_DEV_XID_ERRORS") || has("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"):
+			xid = func(w time.Duration) string {
+				return fmt.Sprintf("sum by (%s) (changes(DCGM_FI_DEV_XID_ERRORS[%s]))", by, dur(w))
+			}
+			ecc = func(w time.Duration) string { return newOrIncrease("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", w) }
+			// Bits 0x8, 0x20, 0x40, 0x80 of the clock-event mask.
+			thr = func(w time.Duration) string {
+				x := "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS"
+				return fmt.Sprintf(`label_replace(max by (%s) (max_over_time((floor(%s/8)%%2 + floor(%s/32)%%2 + floor(%s/64)%%2 + floor(%s/128)%%2)[%s:1m])) > 0, "reason", "hw_or_thermal_slowdown", "", "")`,
+					by, x, x, x, x, dur(w))
+			}
+		default:
+			r.notice("no XID, ECC or clock-event series (probe or dcgm-exporter): the hardware step has nothing to read")
+			return nil
+		}
+		nodes := map[string]bool{}
+		for _, in := range instances {
+			nodes[nodeOf(in)] = true
+		}
+		type q struct {
+			expr string
+			at   time.Time
+			set  func(in *Instance, v float64, labels map[string]string)
+		}
+		w, b := r.o.To.Sub(r.o.From), r.o.Before
+		qs := []q{
+			{xid(w), r.o.To, func(in *Instance, v float64, _ map[string]string) { in.XID.Now = nanAdd(in.XID.Now, v) }},
+			{xid(b), r.o.From, func(in *Instance, v float64, _ map[string]string) { in.XID.Before = nanAdd(in.XID.Before, v) }},
+			{ecc(w), r.o.To, func(in *Instance, v float64, _ map[string]string) {
+				in.ECCUncorrected.Now = nanAdd(in.ECCUncorrected.Now, v)
+			}},
+			{ecc(b), r.o.From, func(in *Instance, v float64, _ map[string]string) {
+				in.ECCUncorrected.Before = nanAdd(in.ECCUncorrected.Before, v)
+			}},
+			{thr(w), r.o.To, func(in *Instance, _ float64, l map[string]string) {
+				in.Throttle = appendUnique(in.Throttle, l["reason"])
+			}},
+		}
+		for _, x := range qs {
+			res, err := r.e.Prom.Query(ctx, x.expr, x.at, 1000)
+			r.mu.Lock()
+			r.rd.Queries++
+			r.mu.Unlock()
+			if err != nil {
+				r.notice(fmt.Sprintf("hardware readings could not be read: %v", err))
+				return nil
+			}
+			r.mu.Lock()
+			for i := range r.rd.Instances {
+				in := &r.rd.Instances[i]
+				// Measured: zero unless a series says otherwise.
+				if x.at.Equal(r.o.To) && math.IsNaN(in.XID.Now) {
+					in.XID.Now, in.ECCUncorrected.Now = 0, 0
+				}
+				if x.at.Equal(r.o.From) && math.IsNaN(in.XID.Before) {
+					in.XID.Before, in.ECCUncorrected.Before = 0, 0
+				}
+			}
+			for _, s := range res.Samples {
+				node := gpuNode(s.Labels)
+				if !nodes[node] {
+					continue
+				}
+				for i := range r.rd.Instances {
+					if r.rd.Instances[i].Node == node {
+						x.set(&r.rd.Instances[i], s.V, s.Labels)
+					}
+				}
+			}
+			r.mu.Unlock()
+		}
+		return nil
+	}
+}
+
+func nanAdd(a, b float64) float64 {
+	if math.IsNaN(a) {
+		return b
+	}
+	return a + b
+}

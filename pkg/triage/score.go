@@ -1,0 +1,665 @@
+package triage
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/inferscope/inferscope/pkg/alerting"
+)
+
+// Scoring is pure: Score turns Readings into the ranked report. Each cause's score in [0, 1]
+// adds graded pieces of evidence (grade: 0 at a "nothing unusual" level, 1 at an unmistakable
+// one), so a cause with several consistent signs ranks above one with a single sign. Scores are
+// computed per instance (and version) and each cause keeps its strongest instance.
+
+// Thresholds are the catalog's numbers the scoring and the health marks use.
+type Thresholds struct {
+	GPUMemWarn, GPUMemCrit     float64 // memory used ratio
+	Jitter                     float64 // P99/P50
+	LatencyWarn, LatencyCrit   float64 // P95 / 7-day baseline
+	ErrorRatio                 float64 // failed share
+	QueueShare                 float64 // queue share of the service time
+	CacheDrop                  float64 // cache hit rate below this share of its reference
+	RegressionLimit            float64 // a version this much slower than the others (gate's 10 %)
+	DiagnosedScore, AnomalyLow float64 // top score that diagnoses; below it with no symptom: healthy
+}
+
+// DefaultThresholds are pkg/alerting's defaults (the brief's numbers) and the gate's limit.
+func DefaultThresholds() Thresholds {
+	p := alerting.Defaults()
+	return Thresholds{GPUMemWarn: p.GPUMemWarn, GPUMemCrit: p.GPUMemCrit, Jitter: p.JitterRatio,
+		LatencyWarn: p.LatencyWarnRatio, LatencyCrit: p.LatencyCritRatio, ErrorRatio: p.ErrorRatio,
+		QueueShare: p.QueueShare, CacheDrop: p.CacheDropRatio, RegressionLimit: 0.10,
+		DiagnosedScore: 0.5, AnomalyLow: 0.25}
+}
+
+// MinScore: causes below it have no real evidence and are not listed.
+const MinScore = 0.05
+
+// segmentRise is the derive package's rule: a segment rises when it is 1.5× its reference and
+// at least 5 ms above it.
+const (
+	riseRatio = 1.5
+	riseAbs   = 0.005
+)
+
+// grade maps x linearly from 0 at lo to 1 at hi (clamped); NaN grades 0.
+func grade(x, lo, hi float64) float64 {
+	if math.IsNaN(x) || x <= lo {
+		return 0
+	}
+	if x >= hi {
+		return 1
+	}
+	return (x - lo) / (hi - lo)
+}
+
+// combine adds independent signs: 1 − ∏(1 − s).
+func combine(s ...float64) float64 {
+	p := 1.0
+	for _, x := range s {
+		p *= 1 - math.Max(0, math.Min(1, x))
+	}
+	return 1 - p
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+func ratio(a, b float64) float64 {
+	if !finite(a) || !finite(b) || b <= 0 {
+		return math.NaN()
+	}
+	return a / b
+}
+
+func num(x float64) *float64 {
+	if !finite(x) {
+		return nil
+	}
+	return &x
+}
+
+func ev(what, unit string, p Pair, note string) Evidence {
+	e := Evidence{What: what, Unit: unit, Before: num(p.Before), Now: num(p.Now), Note: note}
+	if r := ratio(p.Now, p.Before); finite(r) {
+		c := r - 1
+		if math.Abs(c) < 1e-9 {
+			c = 0 // float dust: a flat reading does not change
+		}
+		e.Change = num(c)
+	}
+	return e
+}
+
+// candidate is a cause found on one instance (and version).
+type candidate struct {
+	id                string
+	score             float64
+	instance, version string
+	summary           string
+	evidence          []Evidence
+}
+
+// Score ranks the causes in rd under th and writes the report.
+func Score(rd *Readings, th Thresholds) Report {
+	r := Report{Model: rd.Model, Version: rd.Version, Instance: rd.Instance,
+		Window: newWindow(rd.Window.Start, rd.Window.End), Before: newWindow(rd.Before.Start, rd.Before.End),
+		Notices: append([]string{}, rd.Notices...), Queries: rd.Queries, Causes: []Cause{}}
+	best := map[string]candidate{}
+	keep := func(c candidate) {
+		c.score = math.Round(math.Min(c.score, 0.99)*1000) / 1000
+		if c.score < MinScore {
+			return
+		}
+		if b, ok := best[c.id]; !ok || c.score > b.score {
+			best[c.id] = c
+		}
+	}
+	for i := range rd.Instances {
+		in := &rd.Instances[i]
+		for _, c := range instanceCauses(rd, in, th) {
+			keep(c)
+		}
+	}
+	for _, s := range rd.Subjects {
+		if !selected(rd, s) {
+			continue
+		}
+		for _, c := range subjectCauses(rd, s, rd.instance(s.Instance), th) {
+			keep(c)
+		}
+	}
+	for id, c := range best {
+		info := causeInfos[id]
+		version := c.version
+		if version == "" {
+			version = rd.Version
+		}
+		r.Causes = append(r.Causes, Cause{ID: id, Title: info.title, Layer: info.layer, Score: c.score, Confidence: confidence(c.score),
+			Summary: c.summary, Instance: c.instance, Version: c.version, Evidence: c.evidence, Next: info.next,
+			Links: links(id, rd.Before.Start, rd.Window.End, rd.Model, version, c.instance)})
+	}
+	sort.Slice(r.Causes, func(i, j int) bool {
+		if r.Causes[i].Score != r.Causes[j].Score {
+			return r.Causes[i].Score > r.Causes[j].Score
+		}
+		return r.Causes[i].ID < r.Causes[j].ID
+	})
+	r.Steps = steps(rd, r.Causes, th)
+	symptoms := symptomsOf(rd, th)
+	top := 0.0
+	if len(r.Causes) > 0 {
+		top = r.Causes[0].Score
+	}
+	switch {
+	case top >= th.DiagnosedScore:
+		r.Verdict = Diagnosed
+		c := r.Causes[0]
+		r.Summary = fmt.Sprintf("%s: %s", c.Title, c.Summary)
+	case len(symptoms) == 0 && top < th.AnomalyLow:
+		r.Verdict = Healthy
+		r.Summary = fmt.Sprintf("%s looks healthy: latency, errors, jitter and GPU memory are within their limits and nothing changed against the hour before", subjectText(rd.Model, rd.Version))
+		if len(rd.Subjects) == 0 {
+			r.Summary = fmt.Sprintf("%s served no traffic in the window or the hour before: nothing to diagnose", subjectText(rd.Model, rd.Version))
+		}
+	default:
+		r.Verdict = NoDirection
+		what := strings.Join(symptoms, "; ")
+		if what == "" {
+			what = "weak signs only"
+		}
+		r.Summary = fmt.Sprintf("No clear direction (%s): escalate to the service's owners with this report", what)
+	}
+	return r
+}
+
+func confidence(s float64) string {
+	switch {
+	case s >= 0.75:
+		return "high"
+	case s >= 0.5:
+		return "medium"
+	}
+	return "low"
+}
+
+// selected says whether a subject is the version asked about (all versions when none is).
+func selected(rd *Readings, s Subject) bool {
+	return rd.Version == "" || s.Version == "" || s.Version == rd.Version
+}
+
+// warmFraction is the share of [from, to] covered by the warm-ups.
+func warmFraction(ws []Warmup, from, to time.Time) float64 {
+	if !to.After(from) {
+		return 0
+	}
+	// Merge overlaps so two reasons for one stretch count once.
+	type iv struct{ s, e time.Time }
+	var ivs []iv
+	for _, w := range ws {
+		s, e := maxTime(w.Start, from), minTime(w.End, to)
+		if e.After(s) {
+			ivs = append(ivs, iv{s, e})
+		}
+	}
+	sort.Slice(ivs, func(i, j int) bool { return ivs[i].s.Before(ivs[j].s) })
+	var total time.Duration
+	var cur *iv
+	for i := range ivs {
+		switch {
+		case cur == nil:
+			cur = &ivs[i]
+		case !ivs[i].s.After(cur.e):
+			cur.e = maxTime(cur.e, ivs[i].e)
+		default:
+			total += cur.e.Sub(cur.s)
+			cur = &ivs[i]
+		}
+	}
+	if cur != nil {
+		total += cur.e.Sub(cur.s)
+	}
+	return float64(total) / float64(to.Sub(from))
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// warming says whether the instance warmed up inside the window: the readings of that
+// instance then partly describe a warm-up, and the other causes found there weigh half.
+func warming(rd *Readings, in *Instance) bool {
+	return in != nil && warmFraction(in.Warmup, rd.Window.Start, rd.Window.End) > 0
+}
+
+const warmNote = "weighed half: the instance warmed up in the window"
+
+// instanceCauses score the causes read per instance: traffic, GPU idle, hardware, framework,
+// input length, warm-up.
+func instanceCauses(rd *Readings, in *Instance, th Thresholds) []candidate {
+	var out []candidate
+	warm := warming(rd, in)
+	half := 1.0
+	if warm {
+		half = 0.5
+	}
+	subj := subjectText(rd.Model, rd.Version)
+
+	// Traffic against the 7-day same-time-of-day mean (the hour before moves with the daily curve).
+	ref, refName := in.QPSBaseline, "its 7-day same-time-of-day mean"
+	if !(ref > 0) {
+		ref, refName = in.QPS.Before, "the hour before"
+	}
+	if r := ratio(in.QPS.Now, ref); finite(r) {
+		c := candidate{id: CauseTrafficSurge, instance: in.Name, score: 0.85 * grade(r, 1.25, 2) * half,
+			summary: fmt.Sprintf("%s on %s receives %.2f× %s (%s vs %s)", subj, in.Name, r, refName, rateText(in.QPS.Now), rateText(ref)),
+			evidence: []Evidence{ev("requests per second", "reqps", in.QPS, ""),
+				ev("requests per second against the 7-day same-time-of-day mean", "reqps", Pair{in.QPSBaseline, in.QPS.Now}, "before = the mean of the previous 7 days at this time of day")}}
+		if warm {
+			c.evidence[0].Note = warmNote
+		}
+		out = append(out, c)
+	}
+
+	if len(in.IdleGPUs) > 0 {
+		out = append(out, candidate{id: CauseGPUIdle, instance: in.Name, score: 0.95,
+			summary: fmt.Sprintf("GPU %s of %s sat at zero utilisation while %s was served (%s) and its model was ready", strings.Join(in.IdleGPUs, ", "), in.Node, subj, rateText(in.QPS.Now)),
+			evidence: []Evidence{ev("lowest GPU utilisation on the node", "percentunit", in.GPUUtil, ""),
+				ev("requests per second against the 7-day same-time-of-day mean", "reqps", Pair{in.QPSBaseline, in.QPS.Now}, ""),
+				ev("share of requests answered by the fallback path", "percentunit", in.Fallback, "")}})
+	}
+
+	xid, ecc := in.XID.Now > 0, in.ECCUncorrected.Now > 0
+	if s := combine(0.6*b2f(xid), 0.5*b2f(ecc), 0.5*b2f(len(in.Throttle) > 0)); s > 0 {
+		var parts []string
+		if xid {
+			parts = append(parts, fmt.Sprintf("%.0f XID event(s)", in.XID.Now))
+		}
+		if ecc {
+			parts = append(parts, fmt.Sprintf("%.0f uncorrected ECC error(s)", in.ECCUncorrected.Now))
+		}
+		if len(in.Throttle) > 0 {
+			parts = append(parts, "clocks held down by "+strings.Join(in.Throttle, ", "))
+		}
+		out = append(out, candidate{id: CauseHardware, instance: in.Name, score: s,
+			summary: fmt.Sprintf("%s on %s in the window", strings.Join(parts, ", "), in.Node),
+			evidence: []Evidence{ev("XID events", "none", in.XID, ""), ev("uncorrected ECC errors", "none", in.ECCUncorrected, ""),
+				{What: "hardware clock-event reasons active", Unit: "none", Now: num(float64(len(in.Throttle))), Note: strings.Join(in.Throttle, ", ")}}})
+	}
+
+	// Framework: a cache finding less, preemptions, waiting sequences piling up.
+	drop := 1 - ratio(in.CacheHit.Now, in.CacheHit.Before)
+	pre := in.Preemption.Now - in.Preemption.Before
+	wait := math.NaN()
+	if !in.WaitingIsQueue {
+		wait = ratio(in.Waiting.Now, math.Max(in.Waiting.Before, 0.5))
+	}
+	if s := combine(0.7*grade(drop, 1-th.CacheDrop-0.05, 0.5), 0.6*grade(pre, 0.005, 0.05), 0.5*grade(wait, 2, 6)) * half; s > 0 {
+		var parts []string
+		if finite(drop) && drop > 0 {
+			parts = append(parts, fmt.Sprintf("cache hit rate %.0f %% vs %.0f %%", in.CacheHit.Now*100, in.CacheHit.Before*100))
+		}
+		if finite(pre) && pre > 0 {
+			parts = append(parts, fmt.Sprintf("preemptions %.1f %% of requests", in.Preemption.Now*100))
+		}
+		if finite(wait) && wait > 1 {
+			parts = append(parts, fmt.Sprintf("waiting requests ×%.1f", wait))
+		}
+		c := candidate{id: CauseFramework, instance: in.Name, score: s,
+			summary: fmt.Sprintf("%s on %s", strings.Join(parts, ", "), in.Name),
+			evidence: []Evidence{ev("cache hit rate", "percentunit", in.CacheHit, ""), ev("preemptions per request", "percentunit", in.Preemption, ""),
+				ev("waiting requests", "none", in.Waiting, "")}}
+		if warm {
+			c.evidence[0].Note = warmNote + " (a restarted engine's caches are cold)"
+		}
+		out = append(out, c)
+	}
+
+	if r := ratio(in.InputMean.Now, in.InputMean.Before); finite(r) {
+		out = append(out, candidate{id: CauseInputShift, instance: in.Name, score: 0.8 * grade(r, 1.3, 3),
+			summary:  fmt.Sprintf("inputs on %s are %.2f× as long as in the hour before (mean %.0f vs %.0f)", in.Name, r, in.InputMean.Now, in.InputMean.Before),
+			evidence: []Evidence{ev("mean input length", "none", in.InputMean, "")}})
+	}
+
+	if f := warmFraction(in.Warmup, rd.Window.Start, rd.Window.End); f > 0 {
+		var reasons []string
+		for _, w := range in.Warmup {
+			if w.End.After(rd.Window.Start) && w.Start.Before(rd.Window.End) {
+				reasons = appendUnique(reasons, w.Reason)
+			}
+		}
+		winSec := rd.Window.End.Sub(rd.Window.Start).Seconds()
+		befSec := rd.Before.End.Sub(rd.Before.Start).Seconds()
+		c := candidate{id: CauseWarmup, instance: in.Name, score: 0.6 + 0.35*grade(f, 0, 0.5),
+			summary: fmt.Sprintf("%s warmed up for %.0f %% of the window (%s): its samples were dropped by the warm-up filter, recorded and not alerted on",
+				in.Name, f*100, strings.Join(reasons, "; ")),
+			evidence: []Evidence{ev("seconds of warm-up", "s", Pair{warmFraction(in.Warmup, rd.Before.Start, rd.Before.End) * befSec, f * winSec}, strings.Join(reasons, "; "))}}
+		for _, s := range rd.Subjects {
+			if s.Instance == in.Name && selected(rd, s) && finite(s.P95Raw.Now) {
+				c.evidence = append(c.evidence, ev("P95 without the warm-up filter ("+versionText(s.Version)+")", "s", s.P95Raw, "what the warm-up filter kept out of alerts"))
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func versionText(v string) string {
+	if v == "" {
+		return "all versions"
+	}
+	return v
+}
+
+// subjectCauses score the causes read per version on an instance: queue, compute with memory,
+// network, and a version slower than its siblings.
+func subjectCauses(rd *Readings, s Subject, in *Instance, th Thresholds) []candidate {
+	var out []candidate
+	half := 1.0
+	if warming(rd, in) {
+		half = 0.5
+	}
+	who := subjectText(rd.Model, s.Version) + " on " + s.Instance
+	svc := s.ServiceMean()
+
+	// Queue: a rising queue over a stable compute, or a queue holding most of the time.
+	qr := ratio(s.Queue.Now, s.Queue.Before)
+	qRising := qr >= riseRatio && s.Queue.Now-s.Queue.Before >= riseAbs
+	share := Pair{ratio(s.Queue.Before, svc.Before), ratio(s.Queue.Now, svc.Now)}
+	if sc := (0.55*grade(qr, riseRatio, 5)*b2f(qRising) + 0.4*grade(share.Now, 0.45, th.QueueShare+0.15)) * half; sc > 0 {
+		e := []Evidence{ev("queue share of service time", "percentunit", share, fmt.Sprintf("alert line %.0f %%", th.QueueShare*100)),
+			ev("mean queue time", "s", s.Queue, ""), ev("mean compute time", "s", s.Compute, "")}
+		if in != nil {
+			e = append(e, ev("queue depth", "none", in.QueueDepth, ""))
+		}
+		out = append(out, candidate{id: CauseQueue, instance: s.Instance, version: s.Version, score: sc,
+			summary: fmt.Sprintf("queue time is %.0f %% of the service time on %s (%s vs %s in the hour before) while compute stays at %s",
+				share.Now*100, who, msText(s.Queue.Now), msText(s.Queue.Before), msText(s.Compute.Now)),
+			evidence: e})
+	}
+
+	// Compute rising, worse with GPU memory near the limit.
+	cr := ratio(s.Compute.Now, s.Compute.Before)
+	cRising := cr >= riseRatio && s.Compute.Now-s.Compute.Before >= riseAbs
+	mem, peak := math.NaN(), math.NaN()
+	memPair := nanPair()
+	if in != nil {
+		mem, peak, memPair = in.GPUMem.Now, in.GPUMemPeak, in.GPUMem
+	}
+	memW := 0.5
+	if cRising {
+		memW = 1
+	}
+	if sc := (0.5*grade(cr, riseRatio, 4)*b2f(cRising) + 0.45*grade(mem, th.GPUMemWarn, th.GPUMemCrit)*memW) * half; sc > 0 {
+		node := ""
+		if in != nil {
+			node = in.Node
+		}
+		out = append(out, candidate{id: CauseComputeMemory, instance: s.Instance, version: s.Version, score: sc,
+			summary: fmt.Sprintf("compute time of %s is %s (%.1f× the hour before) with GPU memory on %s at %.1f %% (peak %.1f %%)",
+				who, msText(s.Compute.Now), cr, node, mem*100, peak*100),
+			evidence: []Evidence{ev("mean compute time", "s", s.Compute, ""),
+				ev("GPU memory used (fullest GPU of the node)", "percentunit", memPair, fmt.Sprintf("warning %.0f %%, critical %.0f %%; peak %.1f %%", th.GPUMemWarn*100, th.GPUMemCrit*100, peak*100)),
+				ev("compute share of service time", "percentunit", Pair{ratio(s.Compute.Before, svc.Before), ratio(s.Compute.Now, svc.Now)}, "")}})
+	}
+
+	// Network: the gateway's time beyond the service's own.
+	rise := s.Network.Now - s.Network.Before
+	nShare := ratio(s.Network.Now, s.Network.Now+svc.Now)
+	if sc := 0.55*grade(rise, riseAbs, 0.05) + 0.4*grade(nShare, 0.3, 0.7)*b2f(rise > 0); sc > 0 {
+		if r := ratio(svc.Now, svc.Before); r >= riseRatio {
+			sc *= 0.7 // the service slowed down too: the network is not alone
+		}
+		out = append(out, candidate{id: CauseNetwork, instance: s.Instance, version: s.Version, score: sc,
+			summary: fmt.Sprintf("the gateway waits %s beyond the service's own %s for %s (%s in the hour before): the time is spent on the network path, not in the model",
+				msText(s.Network.Now), msText(svc.Now), who, msText(s.Network.Before)),
+			evidence: []Evidence{ev("network / gateway segment (gateway upstream − service time)", "s", s.Network, ""),
+				ev("service time (queue + compute)", "s", svc, ""),
+				ev("end-to-end jitter (P99/P50) of the service", "none", s.Jitter, "the service's own latency distribution")}})
+	}
+
+	// Regression: this version slower than the other versions on the same instance.
+	var oSum, oW float64
+	var others []string
+	for _, o := range rd.Subjects {
+		if o.Instance != s.Instance || o.Version == s.Version {
+			continue
+		}
+		m := o.ServiceMean().Now
+		if finite(m) && o.QPS.Now > 0 {
+			oSum += m * o.QPS.Now
+			oW += o.QPS.Now
+			others = append(others, o.Version)
+		}
+	}
+	if oW > 0 && s.QPS.Now > 0 {
+		other := oSum / oW
+		r := ratio(svc.Now, other)
+		lim := th.RegressionLimit
+		if sc := 0.9 * grade(r, 1+lim*0.3, 1+lim*1.8); sc > 0 {
+			out = append(out, candidate{id: CauseModelRegression, instance: s.Instance, version: s.Version, score: sc,
+				summary: fmt.Sprintf("%s is %.1f %% slower than %s on the same instance (mean service time %s vs %s)",
+					who, (r-1)*100, strings.Join(others, ", "), msText(svc.Now), msText(other)),
+				evidence: []Evidence{ev("mean service time: other versions (before) vs this version (now)", "s", Pair{other, svc.Now},
+					"before = "+strings.Join(others, ", ")+" on "+s.Instance+" in the window; now = "+s.Version),
+					ev("P95 latency", "s", s.P95, "")}})
+		}
+	}
+	return out
+}
+
+// symptomsOf lists what is out of line whatever the cause (the verdict's "something is wrong").
+func symptomsOf(rd *Readings, th Thresholds) []string {
+	var out []string
+	add := func(s string) {
+		for _, x := range out {
+			if x == s {
+				return
+			}
+		}
+		out = append(out, s)
+	}
+	for _, s := range rd.Subjects {
+		if !selected(rd, s) {
+			continue
+		}
+		who := s.Instance
+		if s.Version != "" {
+			who = s.Version + " on " + s.Instance
+		}
+		if s.BaselineRatio >= th.LatencyWarn {
+			add(fmt.Sprintf("P95 %.1f× its baseline (%s)", s.BaselineRatio, who))
+		} else if r := ratio(s.P95.Now, s.P95.Before); r >= th.LatencyWarn {
+			add(fmt.Sprintf("P95 %.1f× the hour before (%s)", r, who))
+		}
+		if s.Jitter.Now > th.Jitter {
+			add(fmt.Sprintf("jitter %.1f (%s)", s.Jitter.Now, who))
+		}
+		if s.ErrorRatio.Now > th.ErrorRatio {
+			add(fmt.Sprintf("%.1f %% errors (%s)", s.ErrorRatio.Now*100, who))
+		}
+	}
+	for _, in := range rd.Instances {
+		if in.GPUMem.Now > th.GPUMemWarn {
+			add(fmt.Sprintf("GPU memory %.0f %% on %s", in.GPUMem.Now*100, in.Node))
+		}
+	}
+	return out
+}
+
+// steps write the five steps of the triage path with what each found.
+func steps(rd *Readings, causes []Cause, th Thresholds) []Step {
+	has := func(ids ...string) []string {
+		out := []string{}
+		for _, c := range causes {
+			for _, id := range ids {
+				if c.ID == id && c.Score >= th.AnomalyLow {
+					out = append(out, id)
+				}
+			}
+		}
+		return out
+	}
+	return []Step{
+		{Step: 1, Title: "Which model and version jumped; did QPS change?", Minutes: "0–2", Finding: stepJump(rd),
+			Causes: has(CauseTrafficSurge, CauseModelRegression, CauseNetwork, CauseWarmup)},
+		{Step: 2, Title: "GPU utilisation and memory (swap, temperature)", Minutes: "2–5", Finding: stepGPU(rd, th),
+			Causes: has(CauseComputeMemory, CauseGPUIdle)},
+		{Step: 3, Title: "Framework: cache hit rate, queue depth, running sequences, batching", Minutes: "5–8", Finding: stepFramework(rd),
+			Causes: has(CauseQueue, CauseFramework)},
+		{Step: 4, Title: "Input-length distribution shift", Minutes: "8–12", Finding: stepInput(rd),
+			Causes: has(CauseInputShift)},
+		{Step: 5, Title: "Hardware: ECC, XID, clock throttling", Minutes: "12–15", Finding: stepHardware(rd),
+			Causes: has(CauseHardware)},
+	}
+}
+
+func stepJump(rd *Readings) string {
+	var worst *Subject
+	worstR := math.Inf(-1)
+	for i, s := range rd.Subjects {
+		if !selected(rd, s) {
+			continue
+		}
+		r := s.BaselineRatio
+		if !finite(r) {
+			r = ratio(s.P95.Now, s.P95.Before)
+		}
+		if finite(r) && r > worstR {
+			worst, worstR = &rd.Subjects[i], r
+		}
+	}
+	if worst == nil {
+		return "no latency was measured for " + subjectText(rd.Model, rd.Version) + " in the window"
+	}
+	who := subjectText(rd.Model, worst.Version) + " on " + worst.Instance
+	base := "no 7-day baseline"
+	if finite(worst.BaselineRatio) {
+		base = fmt.Sprintf("%.2f× its 7-day same-time-of-day baseline", worst.BaselineRatio)
+	}
+	f := fmt.Sprintf("largest change: %s, P95 %s vs %s in the hour before (%s); QPS %s vs %s; split now queue %s, compute %s, network %s",
+		who, msText(worst.P95.Now), msText(worst.P95.Before), base, rateText(worst.QPS.Now), rateText(worst.QPS.Before),
+		msText(worst.Queue.Now), msText(worst.Compute.Now), msText(worst.Network.Now))
+	return f
+}
+
+func stepGPU(rd *Readings, th Thresholds) string {
+	var parts []string
+	for _, in := range rd.Instances {
+		if !finite(in.GPUMem.Now) && !finite(in.GPUUtil.Now) {
+			continue
+		}
+		p := fmt.Sprintf("%s: fullest GPU %.1f %% memory (%.1f %% before), lowest utilisation %.0f %%", in.Node, in.GPUMem.Now*100, in.GPUMem.Before*100, in.GPUUtil.Now*100)
+		if in.GPUMem.Now > th.GPUMemCrit {
+			p += " — above the critical line"
+		} else if in.GPUMem.Now > th.GPUMemWarn {
+			p += " — above the warning line"
+		}
+		if len(in.IdleGPUs) > 0 {
+			p += "; idle under traffic: GPU " + strings.Join(in.IdleGPUs, ", ")
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		return "no GPU readings for these nodes"
+	}
+	return strings.Join(parts, "; ")
+}
+
+func stepFramework(rd *Readings) string {
+	var parts []string
+	for _, in := range rd.Instances {
+		var p []string
+		if finite(in.CacheHit.Now) {
+			p = append(p, fmt.Sprintf("cache hit rate %.1f %% (%.1f %% before)", in.CacheHit.Now*100, in.CacheHit.Before*100))
+		}
+		if finite(in.QueueDepth.Now) {
+			p = append(p, fmt.Sprintf("queue depth %.1f (%.1f before)", in.QueueDepth.Now, in.QueueDepth.Before))
+		}
+		if finite(in.Preemption.Now) {
+			p = append(p, fmt.Sprintf("preemptions %.2f %% of requests", in.Preemption.Now*100))
+		}
+		for _, s := range rd.Subjects {
+			if s.Instance == in.Name && selected(rd, s) && finite(s.Queue.Now) {
+				p = append(p, fmt.Sprintf("%s queue share %.0f %%", versionText(s.Version), ratio(s.Queue.Now, s.ServiceMean().Now)*100))
+			}
+		}
+		if len(in.Warmup) > 0 {
+			p = append(p, fmt.Sprintf("%d warm-up stretch(es) dropped", len(in.Warmup)))
+		}
+		if len(p) > 0 {
+			parts = append(parts, in.Name+": "+strings.Join(p, ", "))
+		}
+	}
+	if len(parts) == 0 {
+		return "no framework readings"
+	}
+	return strings.Join(parts, "; ")
+}
+
+func stepInput(rd *Readings) string {
+	var parts []string
+	for _, in := range rd.Instances {
+		if finite(in.InputMean.Now) {
+			parts = append(parts, fmt.Sprintf("%s: mean input length %.0f (%.0f before)", in.Name, in.InputMean.Now, in.InputMean.Before))
+		}
+	}
+	if len(parts) == 0 {
+		return "the metrics have no input-length distribution"
+	}
+	return strings.Join(parts, "; ")
+}
+
+func stepHardware(rd *Readings) string {
+	var parts []string
+	for _, in := range rd.Instances {
+		if !finite(in.XID.Now) {
+			continue
+		}
+		p := fmt.Sprintf("%s: %.0f XID, %.0f uncorrected ECC", in.Node, in.XID.Now, in.ECCUncorrected.Now)
+		if len(in.Throttle) > 0 {
+			p += ", throttled by " + strings.Join(in.Throttle, ", ")
+		} else {
+			p += ", no hardware throttling"
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		return "no hardware readings (XID, ECC, clock events)"
+	}
+	return strings.Join(parts, "; ")
+}
+
+func msText(s float64) string {
+	if !finite(s) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f ms", s*1000)
+}
+
+func rateText(q float64) string {
+	if !finite(q) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f req/s", q)
+}

@@ -1,0 +1,198 @@
+package triage
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+var (
+	tEnd  = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	tFrom = tEnd.Add(-15 * time.Minute)
+)
+
+// steady is a subject in steady state: 3.6 ms queue, 12.4 ms compute, 2.5 ms network.
+func steady(instance, version string) Subject {
+	return Subject{Instance: instance, Version: version, QPS: Pair{100, 100},
+		P50: Pair{0.014, 0.014}, P95: Pair{0.025, 0.025}, P99: Pair{0.03, 0.03}, Jitter: Pair{1.8, 1.8}, P95Raw: nanPair(),
+		BaselineRatio: 1.0, BaselineP95: 0.025,
+		Queue: Pair{0.0036, 0.0036}, Compute: Pair{0.0124, 0.0124}, Network: Pair{0.0025, 0.0025},
+		ErrorRatio: Pair{0.001, 0.001}, TimeoutRatio: Pair{0.0002, 0.0002}}
+}
+
+func calm(name string) Instance {
+	return Instance{Name: name, Node: nodeOf(name), QPS: Pair{100, 100}, QPSBaseline: 100,
+		GPUMem: Pair{0.6, 0.6}, GPUUtil: Pair{0.4, 0.4}, GPUMemPeak: 0.6, XID: Pair{0, 0}, ECCUncorrected: Pair{0, 0},
+		CacheHit: Pair{0.985, 0.985}, Waiting: Pair{0.5, 0.5}, QueueDepth: Pair{0.5, 0.5}, Preemption: nanPair(),
+		InputMean: Pair{200, 200}, Confidence: Pair{0.86, 0.86}, Fallback: Pair{0.0005, 0.0005}, WaitingIsQueue: true}
+}
+
+func readings(version string, mutate func(s *Subject, in *Instance)) *Readings {
+	rd := &Readings{Model: "m", Version: version, Window: Span{tFrom, tEnd}, Before: Span{tFrom.Add(-time.Hour), tFrom}}
+	s, in := steady("node-a:8000", "v1"), calm("node-a:8000")
+	if mutate != nil {
+		mutate(&s, &in)
+	}
+	rd.Subjects = []Subject{s, steady("node-b:8000", "v1")}
+	rd.Instances = []Instance{in, calm("node-b:8000")}
+	return rd
+}
+
+// TestScoreRanksEachCause: readings shaped like each cause put that cause first (pure; no
+// Prometheus).
+func TestScoreRanksEachCause(t *testing.T) {
+	cases := []struct {
+		name    string
+		version string
+		mutate  func(s *Subject, in *Instance)
+		want    string
+		verdict Verdict
+	}{
+		{"quiet", "", nil, "", Healthy},
+		{"queue surge", "", func(s *Subject, in *Instance) {
+			s.Queue.Now, s.QPS.Now, in.QPS.Now, in.QueueDepth.Now = 0.032, 150, 150, 5
+			s.P95.Now, s.BaselineRatio, s.Jitter.Now = 0.09, 3.6, 6.7
+		}, CauseQueue, Diagnosed},
+		{"traffic alone", "", func(s *Subject, in *Instance) { in.QPS.Now, s.QPS.Now = 220, 220 }, CauseTrafficSurge, Diagnosed},
+		{"compute with memory", "", func(s *Subject, in *Instance) {
+			s.Compute.Now, in.GPUMem.Now, in.GPUMemPeak = 0.055, 0.935, 0.94
+			s.P95.Now, s.BaselineRatio = 0.3, 12
+		}, CauseComputeMemory, Diagnosed},
+		{"network", "", func(s *Subject, _ *Instance) { s.Network.Now = 0.0626 }, CauseNetwork, Diagnosed},
+		{"gpu idle", "", func(_ *Subject, in *Instance) { in.IdleGPUs, in.GPUUtil.Now = []string{"6"}, 0 }, CauseGPUIdle, Diagnosed},
+		{"hardware", "", func(_ *Subject, in *Instance) { in.XID.Now, in.ECCUncorrected.Now = 2, 1 }, CauseHardware, Diagnosed},
+		{"cache drop", "", func(_ *Subject, in *Instance) { in.CacheHit.Now = 0.4 }, CauseFramework, Diagnosed},
+		{"input shift", "", func(_ *Subject, in *Instance) { in.InputMean.Now = 700 }, CauseInputShift, Diagnosed},
+		{"warm-up beats its cold cache", "", func(s *Subject, in *Instance) {
+			in.Warmup = []Warmup{{Start: tFrom.Add(-time.Minute), End: tFrom.Add(3 * time.Minute), Reason: "process restarted"}}
+			in.CacheHit.Now, s.P95Raw = 0.5, Pair{0.025, 0.2}
+		}, CauseWarmup, Diagnosed},
+		{"memory high alone: no direction", "", func(_ *Subject, in *Instance) { in.GPUMem.Now = 0.9 }, CauseComputeMemory, NoDirection},
+		{"latency up without a sign: no direction", "", func(s *Subject, _ *Instance) { s.BaselineRatio, s.P95.Now = 2, 0.05 }, "", NoDirection},
+	}
+	th := DefaultThresholds()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := Score(readings(c.version, c.mutate), th)
+			t.Logf("%s: %s", r.Verdict, causeList(&r))
+			if r.Verdict != c.verdict {
+				t.Fatalf("verdict %s, want %s: %s", r.Verdict, c.verdict, r.Summary)
+			}
+			if c.want == "" {
+				for _, x := range r.Causes {
+					if x.Score >= 0.2 {
+						t.Fatalf("cause %s scores %.3f", x.ID, x.Score)
+					}
+				}
+				return
+			}
+			if len(r.Causes) == 0 || r.Causes[0].ID != c.want {
+				t.Fatalf("first cause: want %s, got %s", c.want, causeList(&r))
+			}
+			top := r.Causes[0]
+			if top.Instance != "node-a:8000" || top.Score > 0.99 || top.Score < MinScore || len(top.Evidence) == 0 || len(top.Links) == 0 {
+				t.Fatalf("cause %+v", top)
+			}
+			if !strings.HasPrefix(top.Links[0].URL, "/d/inferscope-overview/?viewPanel=panel-") || !strings.Contains(top.Links[0].URL, "var-instance=node-a%3A8000") {
+				t.Fatalf("link %s", top.Links[0].URL)
+			}
+		})
+	}
+}
+
+// TestScoreRegression: a version 15 % slower than its sibling on the same instance is a model
+// regression; 2 % is not; the sibling itself is not blamed.
+func TestScoreRegression(t *testing.T) {
+	th := DefaultThresholds()
+	mk := func(slower float64, version string) *Readings {
+		rd := readings(version, nil)
+		c := steady("node-a:8000", "v2")
+		c.Queue.Now *= slower
+		c.Queue.Before *= slower
+		c.Compute.Now *= slower
+		c.Compute.Before *= slower
+		c.QPS = Pair{25, 25}
+		rd.Subjects = append(rd.Subjects, c)
+		return rd
+	}
+	r := Score(mk(1.15, "v2"), th)
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseModelRegression || r.Causes[0].Version != "v2" {
+		t.Fatalf("15 %% slower: %s %s", r.Verdict, causeList(&r))
+	}
+	e := r.Causes[0].Evidence[0]
+	if math.Abs(*e.Change-0.15) > 1e-9 {
+		t.Fatalf("change %v", *e.Change)
+	}
+	if r = Score(mk(1.02, "v2"), th); r.Verdict != Healthy {
+		t.Fatalf("2 %% slower: %s %s", r.Verdict, causeList(&r))
+	}
+	if r = Score(mk(1.15, "v1"), th); r.Verdict != Healthy {
+		t.Fatalf("the faster sibling: %s %s", r.Verdict, causeList(&r))
+	}
+}
+
+func TestGradeAndWarmFraction(t *testing.T) {
+	for _, c := range []struct{ x, lo, hi, want float64 }{
+		{0, 1, 2, 0}, {1.5, 1, 2, 0.5}, {3, 1, 2, 1}, {math.NaN(), 1, 2, 0},
+	} {
+		if g := grade(c.x, c.lo, c.hi); g != c.want {
+			t.Errorf("grade(%g, %g, %g) = %g", c.x, c.lo, c.hi, g)
+		}
+	}
+	ws := []Warmup{
+		{Start: tFrom.Add(-time.Minute), End: tFrom.Add(2 * time.Minute)},
+		{Start: tFrom.Add(time.Minute), End: tFrom.Add(3 * time.Minute)}, // overlaps the first
+		{Start: tEnd.Add(-time.Minute), End: tEnd.Add(time.Minute)},
+	}
+	if f := warmFraction(ws, tFrom, tEnd); math.Abs(f-4.0/15) > 1e-12 {
+		t.Errorf("warm fraction %g, want 4/15", f)
+	}
+}
+
+func TestOptions(t *testing.T) {
+	now := tEnd
+	o := Options{Model: "m"}.WithDefaults(now)
+	if !o.To.Equal(now) || !o.From.Equal(now.Add(-DefaultWindow)) || o.Before != DefaultBefore || o.Validate() != nil {
+		t.Fatalf("defaults %+v", o)
+	}
+	for _, bad := range []Options{
+		{},
+		{Model: "m", From: now, To: now.Add(-time.Minute)},
+		{Model: "m", From: now.Add(-48 * time.Hour), To: now},
+		{Model: "m", Before: 30 * time.Hour},
+	} {
+		if err := bad.WithDefaults(now).Validate(); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+	q, err := OptionsFromQuery(map[string][]string{"model": {"m"}, "from": {"1795000000"}, "to": {"2026-11-23T12:00:00Z"}, "before": {"2h"}})
+	if err != nil || q.From.Unix() != 1795000000 || !q.To.Equal(tEnd) || q.Before != 2*time.Hour {
+		t.Fatalf("%+v %v", q, err)
+	}
+	for _, bad := range []map[string][]string{{"from": {"yesterday"}}, {"to": {"x"}}, {"before": {"long"}}} {
+		if _, err := OptionsFromQuery(bad); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+}
+
+func TestHealthFromMarks(t *testing.T) {
+	th := DefaultThresholds()
+	h := HealthFrom(readings("", nil), th)
+	if h.Status != StatusOK || len(h.Layers) != 4 {
+		t.Fatalf("quiet: %+v", h)
+	}
+	h = HealthFrom(readings("", func(s *Subject, in *Instance) {
+		in.GPUMem.Now, s.BaselineRatio, s.P95.Now, s.Jitter.Now = 0.88, 3.5, 0.0875, 6
+	}), th)
+	want := map[string]string{LayerResource: StatusWarn, LayerService: StatusCritical, LayerFramework: StatusOK, LayerBusiness: StatusOK}
+	for _, l := range h.Layers {
+		if l.Status != want[l.Layer] {
+			t.Errorf("layer %s %s, want %s: %+v", l.Layer, l.Status, want[l.Layer], l.Readings)
+		}
+	}
+	if h.Status != StatusCritical {
+		t.Errorf("overall %s", h.Status)
+	}
+}

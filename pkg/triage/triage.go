@@ -1,0 +1,200 @@
+// Package triage runs the field report's 15-minute triage path as engine queries and ranks the
+// likely causes of a latency problem, and reads a model's layered health (Health) with the same
+// readings. Reading (read.go) talks to the engine; scoring (score.go) is pure: readings in,
+// ranked causes out.
+package triage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/inferscope/pkg/engine"
+	"github.com/inferscope/inferscope/pkg/gate"
+)
+
+// ErrOptions wraps a wrong question (no model, a window the wrong way round): the caller's mistake.
+var ErrOptions = errors.New("bad triage options")
+
+// Defaults.
+const (
+	DefaultWindow = 15 * time.Minute // the triage path's 15 minutes, ending now
+	DefaultBefore = time.Hour        // the reference: the hour ending where the window starts
+	minWindow     = 2 * time.Minute
+	maxWindow     = 24 * time.Hour
+	maxBefore     = 24 * time.Hour
+)
+
+// Options is one triage question. Zero times mean the DefaultWindow ending at the engine's
+// clock; Before is the length of the reference window that ends where the window starts.
+type Options struct {
+	Model, Version, Instance string
+	From, To                 time.Time
+	Before                   time.Duration
+	// Progress, when set, hears each reading phase start (the command's progress line).
+	Progress func(step, of int, label string) `json:"-"`
+}
+
+// WithDefaults fills the window from now.
+func (o Options) WithDefaults(now time.Time) Options {
+	if o.To.IsZero() {
+		if !o.From.IsZero() {
+			o.To = o.From.Add(DefaultWindow)
+		} else {
+			o.To = now
+		}
+	}
+	if o.From.IsZero() {
+		o.From = o.To.Add(-DefaultWindow)
+	}
+	if o.Before == 0 {
+		o.Before = DefaultBefore
+	}
+	o.From, o.To = o.From.UTC(), o.To.UTC()
+	return o
+}
+
+// Validate reports the first wrong field, naming it.
+func (o Options) Validate() error {
+	if strings.TrimSpace(o.Model) == "" {
+		return errors.New("model is required")
+	}
+	w := o.To.Sub(o.From)
+	if w < minWindow || w > maxWindow {
+		return fmt.Errorf("from/to: the window must be between %s and %s long, got %s", dur(minWindow), dur(maxWindow), w)
+	}
+	if o.Before < minWindow || o.Before > maxBefore {
+		return fmt.Errorf("before must be between %s and %s, got %s", dur(minWindow), dur(maxBefore), o.Before)
+	}
+	return nil
+}
+
+// OptionsFromQuery reads the resource's parameters: model, version, instance, from, to, before.
+// from and to accept RFC 3339 or Unix seconds; before is a duration. Defaults are not applied.
+func OptionsFromQuery(v url.Values) (Options, error) {
+	o := Options{Model: v.Get("model"), Version: v.Get("version"), Instance: v.Get("instance")}
+	var err error
+	for _, f := range []struct {
+		name string
+		dst  *time.Time
+	}{{"from", &o.From}, {"to", &o.To}} {
+		if s := v.Get(f.name); s != "" {
+			if *f.dst, err = gate.ParseTime(s); err != nil {
+				return o, fmt.Errorf("%s: %v", f.name, err)
+			}
+		}
+	}
+	if s := v.Get("before"); s != "" {
+		if o.Before, err = engine.ParseDuration(s); err != nil {
+			return o, fmt.Errorf("before: %v", err)
+		}
+	}
+	return o, nil
+}
+
+// Verdict is the triage's answer.
+type Verdict string
+
+// Verdicts. NoDirection is the brief's "no direction after 15 minutes: escalate".
+const (
+	Diagnosed   Verdict = "diagnosed"
+	NoDirection Verdict = "no_direction"
+	Healthy     Verdict = "healthy"
+)
+
+// Window is a time range of the report.
+type Window struct {
+	Start    time.Time `json:"start"`
+	End      time.Time `json:"end"`
+	Duration string    `json:"duration"`
+}
+
+func newWindow(start, end time.Time) Window {
+	return Window{Start: start.UTC(), End: end.UTC(), Duration: dur(end.Sub(start))}
+}
+
+// Evidence is one number behind a cause, before vs now; nil where not measured.
+type Evidence struct {
+	What   string   `json:"what"`
+	Unit   string   `json:"unit"`
+	Before *float64 `json:"before"`
+	Now    *float64 `json:"now"`
+	Change *float64 `json:"change"` // now / before − 1
+	Note   string   `json:"note,omitempty"`
+}
+
+// Link points at the overview dashboard's panel that shows the evidence.
+type Link struct {
+	Title   string `json:"title"`
+	Row     string `json:"row"`
+	PanelID int    `json:"panelId"`
+	URL     string `json:"url"`
+}
+
+// Cause is one ranked explanation.
+type Cause struct {
+	ID         string     `json:"id"`
+	Title      string     `json:"title"`
+	Layer      string     `json:"layer"`
+	Score      float64    `json:"score"`
+	Confidence string     `json:"confidence"`
+	Summary    string     `json:"summary"`
+	Instance   string     `json:"instance,omitempty"`
+	Version    string     `json:"version,omitempty"`
+	Evidence   []Evidence `json:"evidence"`
+	Next       string     `json:"next"`
+	Links      []Link     `json:"links"`
+}
+
+// Step is one of the triage path's five steps with what it found.
+type Step struct {
+	Step    int      `json:"step"`
+	Title   string   `json:"title"`
+	Minutes string   `json:"minutes"`
+	Finding string   `json:"finding"`
+	Causes  []string `json:"causes"`
+}
+
+// Report is the triage's answer (the triage resource's JSON).
+type Report struct {
+	Model    string   `json:"model"`
+	Version  string   `json:"version"`
+	Instance string   `json:"instance"`
+	Window   Window   `json:"window"`
+	Before   Window   `json:"before"`
+	Verdict  Verdict  `json:"verdict"`
+	Summary  string   `json:"summary"`
+	Causes   []Cause  `json:"causes"`
+	Steps    []Step   `json:"steps"`
+	Notices  []string `json:"notices"`
+	// Queries counts the Prometheus queries the triage sent.
+	Queries int `json:"queries"`
+}
+
+// Diagnose runs the triage path for o on the engine's Prometheus and ranks the causes.
+func Diagnose(ctx context.Context, e *engine.Engine, o Options) (*Report, error) {
+	o = o.WithDefaults(clock(e))
+	if err := o.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
+	}
+	rd, err := Read(ctx, e, o)
+	if err != nil {
+		return nil, err
+	}
+	r := Score(rd, DefaultThresholds())
+	return &r, nil
+}
+
+func clock(e *engine.Engine) time.Time {
+	if e.Now != nil {
+		return e.Now()
+	}
+	return time.Now()
+}
+
+func dur(d time.Duration) string { return model.Duration(d).String() }

@@ -243,35 +243,19 @@ func grafanaMainQuery(p Params, b *builder, s spec) (map[string]any, int64, bool
 	panic("alerting: no Grafana query for rule " + s.id)
 }
 
-// grafanaCondition is the rule's condition C on the reduced value B.
+// grafanaCondition is the rule's condition C on the reduced value B, rendered from the
+// condition the backtest evaluates (ruleCondition), so the two cannot drift.
 func grafanaCondition(p Params, s spec) GrafanaQuery {
-	switch s.id {
-	case "latency-p0":
-		return threshold("gt", p.LatencyCritRatio)
-	case "latency-p1":
-		// Rule-side silencing: the P1 leaves the range above the P0 line to the P0 rule.
-		return mathExpr(fmt.Sprintf("$%s > %s && $%s <= %s", refReduce, fmtFloat(p.LatencyWarnRatio), refReduce, fmtFloat(p.LatencyCritRatio)))
-	case "gpumem-p0":
-		return threshold("gt", p.GPUMemCrit)
-	case "gpumem-p1":
-		return mathExpr(fmt.Sprintf("$%s > %s && $%s <= %s", refReduce, fmtFloat(p.GPUMemWarn), refReduce, fmtFloat(p.GPUMemCrit)))
-	case "gpu-idle-p0":
-		return threshold("gt", 0.5)
-	case "errors-p0":
-		return threshold("gt", p.ErrorRatio)
-	case "jitter-p1":
-		return threshold("gt", p.JitterRatio)
-	case "queue-p1":
-		return threshold("gt", p.QueueShare)
-	case "gpumem-forecast-p2":
-		// ETA 0 means already above the line: that is the P0 rule's.
-		return mathExpr(fmt.Sprintf("$%s > 0 && $%s <= %s", refReduce, refReduce, fmtSeconds(p.ForecastHorizon)))
-	case "cache-drop-p2":
-		return threshold("lt", p.CacheDropRatio)
-	case "warmup-long-p2":
-		return threshold("gt", 0.5)
+	c := ruleCondition(p, s)
+	switch c.Op {
+	case OpGreater:
+		return threshold("gt", c.Lo)
+	case OpLess:
+		return threshold("lt", c.Hi)
+	case OpWithin:
+		return mathExpr(fmt.Sprintf("$%s > %s && $%s <= %s", refReduce, fmtFloat(c.Lo), refReduce, fmtFloat(c.Hi)))
 	}
-	panic("alerting: no Grafana condition for rule " + s.id)
+	panic("alerting: no Grafana condition for operator " + c.Op)
 }
 
 // grafanaQPS is the request rate grouped like the rule's series.

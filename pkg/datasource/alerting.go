@@ -80,21 +80,9 @@ func serveAlertRules(ctx context.Context, d *Datasource, req *backend.CallResour
 	if err := json.Unmarshal(req.Body, &r); err != nil {
 		return http.StatusBadRequest, errorBody{`the body must be JSON: {"action": "catalog" | "render" | "diff", "params": {…}, "existing": …}: ` + err.Error()}
 	}
-	for name := range r.Params {
-		if fixedParams[name] {
-			delete(r.Params, name) // the data source's own settings decide these
-		}
-	}
-	p, err := alerting.ParseParams(r.Params)
+	p, prof, err := d.rulesParams(ctx, req, r.Params)
 	if err != nil {
-		return http.StatusBadRequest, errorBody{"invalid parameters: " + err.Error()}
-	}
-	if req.PluginContext.DataSourceInstanceSettings != nil {
-		p.DatasourceUID = req.PluginContext.DataSourceInstanceSettings.UID
-	}
-	prof := d.rulesProfile(ctx, &p)
-	if d.settings.WarmupWindow > 0 {
-		p.WarmupWindow = d.settings.WarmupWindow
+		return http.StatusBadRequest, errorBody{err.Error()}
 	}
 	catalog, err := alerting.Catalog(p)
 	if err != nil {
@@ -144,6 +132,29 @@ func serveAlertRules(ctx context.Context, d *Datasource, req *backend.CallResour
 		ans.Diff = &diff
 	}
 	return http.StatusOK, ans
+}
+
+// rulesParams reads a request's catalog parameters: the defaults with the given values, except
+// the fixed ones, which the data source's settings decide (its uid, metric profile, label names
+// and warm-up window). Shared by the rules and backtest resources.
+func (d *Datasource) rulesParams(ctx context.Context, req *backend.CallResourceRequest, values map[string]json.RawMessage) (alerting.Params, RulesProfile, error) {
+	for name := range values {
+		if fixedParams[name] {
+			delete(values, name) // the data source's own settings decide these
+		}
+	}
+	p, err := alerting.ParseParams(values)
+	if err != nil {
+		return p, RulesProfile{}, errors.New("invalid parameters: " + err.Error())
+	}
+	if req.PluginContext.DataSourceInstanceSettings != nil {
+		p.DatasourceUID = req.PluginContext.DataSourceInstanceSettings.UID
+	}
+	prof := d.rulesProfile(ctx, &p)
+	if d.settings.WarmupWindow > 0 {
+		p.WarmupWindow = d.settings.WarmupWindow
+	}
+	return p, prof, nil
 }
 
 // rulesProfile sets the parameters' metric profile and label names from the data source's

@@ -33,6 +33,7 @@ var resources = map[string]resource{
 	"rules":     {http.MethodPost, serveAlertRules}, // alert-rule catalog, renderings and diff (alerting.go)
 	"gate":      {http.MethodGet, serveGate},        // release gate: canary vs current version (gate.go)
 	"triage":    {http.MethodGet, serveTriage},      // ranked diagnosis of a latency problem (triage.go)
+	"backtest":  {http.MethodPost, serveBacktest},   // alert rules replayed over history (backtest.go)
 }
 
 type errorBody struct {

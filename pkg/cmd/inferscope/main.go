@@ -62,6 +62,7 @@ var commands = &command{name: "inferscope", summary: "inference-service monitori
 	{name: "report", summary: "the layered health of a model: resource, framework, service, business", usage: "--prometheus URL --model M [--version V] [--at T] [--window 15m] [flags]", run: runReport},
 	{name: "triage", summary: "the 15-minute triage path as queries: ranked causes with evidence (exit 0 diagnosed or healthy, 5 no direction)", usage: "--prometheus URL --model M [--version V] [--instance I] [--from T --to T | --last 15m] [flags]", run: runTriage},
 	{name: "gate", summary: "release gate: compare a canary version with the current one (exit 0 pass, 1 fail, 3 insufficient data)", usage: "--prometheus URL --model M --baseline V --canary V [flags]", run: runGate},
+	{name: "backtest", summary: "replay the alert rules over Prometheus history: how often each would have fired", usage: "--prometheus URL [--from T --to T | --last 7d] [--rule ID ...] [flags]", run: runBacktest},
 }}
 
 const exitCodesHelp = `Exit status: 0 done; 1 the command failed (for example the output could not be

@@ -1,0 +1,166 @@
+package datasource
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
+
+	"github.com/inferscope/inferscope/pkg/backtest"
+	"github.com/inferscope/inferscope/pkg/plugintest"
+	"github.com/inferscope/inferscope/pkg/testbed"
+	"github.com/inferscope/inferscope/pkg/testbed/promtest"
+)
+
+func postBacktest(t *testing.T, d *Datasource, body string) (int, backtest.Report, string) {
+	t.Helper()
+	var got []*backend.CallResourceResponse
+	req := &backend.CallResourceRequest{Method: http.MethodPost, Path: "backtest", Body: []byte(body),
+		PluginContext: backend.PluginContext{OrgID: 1, DataSourceInstanceSettings: &backend.DataSourceInstanceSettings{UID: "inferscope-test"}}}
+	err := d.CallResource(context.Background(), req, backend.CallResourceResponseSenderFunc(func(r *backend.CallResourceResponse) error {
+		got = append(got, r)
+		return nil
+	}))
+	if err != nil || len(got) != 1 {
+		t.Fatalf("POST backtest: %v, %d responses", err, len(got))
+	}
+	var r backtest.Report
+	if got[0].Status == http.StatusOK {
+		if err := json.Unmarshal(got[0].Body, &r); err != nil {
+			t.Fatalf("answer: %v: %s", err, got[0].Body)
+		}
+	}
+	return got[0].Status, r, string(got[0].Body)
+}
+
+func firedOn(r backtest.Report, rule string) []map[string]string {
+	var out []map[string]string
+	for _, rr := range r.Rules {
+		if rr.ID == rule {
+			for _, ep := range rr.Episodes {
+				out = append(out, ep.Labels)
+			}
+		}
+	}
+	return out
+}
+
+const backtestWeek = `{"from":"2026-11-16T12:00:00Z","to":"2026-11-23T12:00:00Z"}`
+
+// TestBacktestResource replays the catalog over the test bed's week through the resource: the
+// queue surge fires the P0 latency rule on recsys v1.4.0, node-c's restart is the one warm-up
+// and the canary the one deploy; the answer is recorded for the Alert rules page's tests. Bad
+// requests answer 400, an unreachable Prometheus 502.
+func TestBacktestResource(t *testing.T) {
+	dir, _ := testbed.TSDB(t)
+	srv := promtest.Start(t, promtest.Options{DataDir: dir})
+	d := newTestDS(t, instanceSettings(t, srv.URL, nil, nil))
+
+	status, r, body := postBacktest(t, d, backtestWeek)
+	if status != http.StatusOK {
+		t.Fatalf("%d %s", status, body)
+	}
+	if p0 := firedOn(r, "latency-p0"); len(p0) != 1 || p0[0]["model_name"] != "recsys-ranker" || p0[0]["model_version"] != "v1.4.0" {
+		t.Errorf("latency-p0 fired on %v, want recsys-ranker v1.4.0 once", p0)
+	}
+	if len(r.Rules) != 11 || len(r.Warmups) != 1 || r.Warmups[0].Instance != "node-c:8000" || len(r.Deploys) != 1 || r.Deploys[0].Version != "v1.5.0" {
+		t.Errorf("%d rules, warm-ups %+v, deploys %+v", len(r.Rules), r.Warmups, r.Deploys)
+	}
+	if r.Interval != "1m" || !r.From.Equal(testbed.DefaultEnd.Add(-7*24*time.Hour)) || !r.To.Equal(testbed.DefaultEnd) || r.Queries <= 0 {
+		t.Errorf("interval %s, %s..%s, %d queries", r.Interval, r.From, r.To, r.Queries)
+	}
+
+	// Recorded for the page's tests, with the wall time zeroed so the file is stable.
+	r.Seconds = 0
+	want, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, '\n')
+	path := filepath.Join("..", "..", "src", "pages", "AlertRules", "testdata", "backtest.json")
+	if os.Getenv("INFERSCOPE_UPDATE_FIXTURES") == "1" {
+		if err := os.WriteFile(path, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		got, err := os.ReadFile(path)
+		var gotV, wantV any
+		if err == nil {
+			err = json.Unmarshal(got, &gotV)
+		}
+		_ = json.Unmarshal(want, &wantV)
+		if err != nil || !reflect.DeepEqual(gotV, wantV) {
+			t.Errorf("%s is not the data source's answer (%v): regenerate with INFERSCOPE_UPDATE_FIXTURES=1 go test ./pkg/datasource -run TestBacktestResource", path, err)
+		}
+	}
+
+	// Parameters are the rules resource's: a lower queue line fires the queue rule in the surge.
+	status, r, body = postBacktest(t, d, `{"from":"2026-11-23T00:00:00Z","to":"1795435200","rules":["queue-p1"],"params":{"queueShare":"50%","profile":"vllm"}}`)
+	if status != http.StatusOK || len(r.Rules) != 1 || len(firedOn(r, "queue-p1")) == 0 {
+		t.Errorf("queueShare 50%%: %d %s", status, body)
+	}
+
+	for _, bad := range []string{
+		`{"from":"yesterday"}`,
+		`{"rules":["nope"]}`,
+		`{"params":{"latencyWarnRatio":7}}`,
+		`{"from":"2026-11-23T12:00:00Z","to":"2026-11-16T12:00:00Z"}`,
+		`[1,2]`,
+	} {
+		if status, _, body := postBacktest(t, d, bad); status != http.StatusBadRequest {
+			t.Errorf("%s: %d %s, want 400", bad, status, body)
+		}
+	}
+	down := newTestDS(t, instanceSettings(t, closedPortURL(t), map[string]any{"profile": "custom"}, nil))
+	if status, _, body := postBacktest(t, down, backtestWeek); status != http.StatusBadGateway {
+		t.Errorf("Prometheus down: %d %s, want 502", status, body)
+	}
+}
+
+// TestBacktestOverGRPC calls the resource through the built plugin as Grafana does.
+func TestBacktestOverGRPC(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the plugin executable")
+	}
+	dir, _ := testbed.TSDB(t)
+	srv := promtest.Start(t, promtest.Options{DataDir: dir})
+	p := plugintest.Start(t, plugintest.Binary(t, protocolVersion))
+	pc := plugintest.PluginContext(PluginID, instanceSettings(t, srv.URL, nil, nil))
+	body := `{"from":"2026-11-22T12:00:00Z","to":"2026-11-23T12:00:00Z","rules":["gpu-idle-p0","latency-p0"]}`
+	stream, err := p.Resource.CallResource(context.Background(), &pluginv2.CallResourceRequest{PluginContext: pc, Method: http.MethodPost, Path: "backtest", Body: []byte(body)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var status int
+	var got []byte
+	for {
+		chunk, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if status == 0 {
+			status = int(chunk.Code)
+		}
+		got = append(got, chunk.Body...)
+	}
+	var r backtest.Report
+	if err := json.Unmarshal(got, &r); err != nil || status != http.StatusOK {
+		t.Fatalf("%d %s (%v)", status, got, err)
+	}
+	idle := firedOn(r, "gpu-idle-p0")
+	if len(r.Rules) != 2 || len(idle) != 1 || idle[0]["node"] != "node-a" || idle[0]["gpu"] != "6" || len(firedOn(r, "latency-p0")) != 1 {
+		t.Errorf("gpu-idle-p0 fired on %v; report %s", idle, got)
+	}
+}

@@ -39,8 +39,9 @@ for p in "$prom_port" "$loadgen_port" "$probe_port" $((probe_port + 1)) $((probe
   fi
 done
 
-log "building inferscope-loadgen and inferscope-probe into $bin"
+log "building inferscope, inferscope-loadgen and inferscope-probe into $bin"
 mkdir -p "$bin"
+go build -o "$bin/inferscope" ./pkg/cmd/inferscope
 go build -o "$bin/inferscope-loadgen" ./pkg/cmd/inferscope-loadgen
 CGO_ENABLED=1 go build -o "$bin/inferscope-probe" ./pkg/cmd/inferscope-probe
 
@@ -94,6 +95,11 @@ for _ in $(seq 1 300); do
   sleep 0.2
 done
 
+prom=http://127.0.0.1:$prom_port
+log "the layered health of recsys-ranker now (inferscope report):"
+"$bin/inferscope" report --prometheus="$prom" --model=recsys-ranker --quiet ||
+  log "inferscope report answered with status $? (see its help for what the status means)"
+
 cat <<MSG
 
 Inferscope demo is running.
@@ -109,7 +115,13 @@ Point an existing Grafana at it:
      http://127.0.0.1:$probe_port, http://127.0.0.1:$((probe_port + 1)), http://127.0.0.1:$((probe_port + 2))
   3. Open Apps -> Inferscope.
 
-Try:  curl -sG http://127.0.0.1:$prom_port/api/v1/query --data-urlencode 'query=sum by (model_name) (rate(inference_requests_total[5m]))'
+Try the engine from the command line ($bin/inferscope, or: go run ./pkg/cmd/inferscope):
+  inferscope report   --prometheus $prom --model text-embedder
+  inferscope gate     --prometheus $prom --model recsys-ranker --baseline v1.4.0 --canary v1.5.0
+  inferscope triage   --prometheus $prom --model recsys-ranker --from "$(date -u -d "$end - 8 hours" +%Y-%m-%dT%H:%M:%SZ)" --last 15m
+  inferscope backtest --prometheus $prom --last 7d
+Or Prometheus itself:
+  curl -sG $prom/api/v1/query --data-urlencode 'query=sum by (model_name) (rate(inference_requests_total[5m]))'
 Logs: $work/*.log      Ctrl-C stops everything.
 MSG
 

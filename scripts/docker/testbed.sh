@@ -20,8 +20,17 @@ case "${1:-}" in
     exec inferscope-probe --mock=dgxa100 --mock.instance="$2" --mock.end="$(cat "$endfile")" \
       --web.listen-address=:9835
     ;;
+  report)
+    # The layered health of a model once Prometheus answers (the demo's first look).
+    url=${2:-http://prometheus:9090}
+    i=0
+    until inferscope report --prometheus="$url" --model="${3:-recsys-ranker}" --quiet; do
+      i=$((i + 1)); [ "$i" -lt 30 ] || exit 1
+      sleep 2
+    done
+    ;;
   *)
-    echo "usage: testbed.sh history | loadgen | probe <instance>" >&2
+    echo "usage: testbed.sh history | loadgen | probe <instance> | report [prometheus-url [model]]" >&2
     exit 2
     ;;
 esac

@@ -96,6 +96,9 @@ for _ in $(seq 1 300); do
 done
 
 prom=http://127.0.0.1:$prom_port
+# The scripted queue surge starts 8 h before the history's end: 5 to 20 minutes into it.
+surge_from=$(date -u -d "@$(( $(date -u -d "$end" +%s) - 8 * 3600 + 300 ))" +%Y-%m-%dT%H:%M:%SZ)
+surge_to=$(date -u -d "@$(( $(date -u -d "$end" +%s) - 8 * 3600 + 1200 ))" +%Y-%m-%dT%H:%M:%SZ)
 log "the layered health of recsys-ranker now (inferscope report):"
 "$bin/inferscope" report --prometheus="$prom" --model=recsys-ranker --quiet ||
   log "inferscope report answered with status $? (see its help for what the status means)"
@@ -118,7 +121,7 @@ Point an existing Grafana at it:
 Try the engine from the command line ($bin/inferscope, or: go run ./pkg/cmd/inferscope):
   inferscope report   --prometheus $prom --model text-embedder
   inferscope gate     --prometheus $prom --model recsys-ranker --baseline v1.4.0 --canary v1.5.0
-  inferscope triage   --prometheus $prom --model recsys-ranker --from "$(date -u -d "$end - 8 hours" +%Y-%m-%dT%H:%M:%SZ)" --last 15m
+  inferscope triage   --prometheus $prom --model recsys-ranker --from $surge_from --to $surge_to   (the queue surge)
   inferscope backtest --prometheus $prom --last 7d
 Or Prometheus itself:
   curl -sG $prom/api/v1/query --data-urlencode 'query=sum by (model_name) (rate(inference_requests_total[5m]))'

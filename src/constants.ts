@@ -8,6 +8,8 @@ export const DATASOURCE_TYPE = 'inferscope-monitor-datasource';
 
 export enum ROUTES {
   Home = 'home',
+  Triage = 'triage',
+  Gate = 'gate',
 }
 
 /** Settings the app keeps in its own jsonData (POST /api/plugins/<id>/settings). */

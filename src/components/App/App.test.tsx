@@ -4,27 +4,53 @@ import { render, screen } from '@testing-library/react';
 import { AppRootProps, PluginType } from '@grafana/data';
 
 import { installBackend, installDataSources } from '../../test/grafanaServices';
+import { gateTestIds } from '../../pages/Gate/Gate';
+import { triageTestIds } from '../../pages/Triage/Triage';
+import pluginJson from '../../plugin.json';
+import { PLUGIN_BASE_URL } from '../../constants';
 import { testIds } from '../testIds';
 import App from './App';
 
+const props = {
+  basename: '/a/inferscope-monitor-app',
+  meta: { id: 'inferscope-monitor-app', name: 'Inferscope', type: PluginType.app, enabled: true, jsonData: {} },
+  path: '',
+  query: {},
+  onNavChanged: jest.fn(),
+} as unknown as AppRootProps;
+
+function renderAt(path: string) {
+  installDataSources([]);
+  installBackend({});
+  render(
+    <MemoryRouter initialEntries={[path]} future={{ v7_startTransition: true, v7_relativeSplatPath: true }}>
+      <React.Suspense fallback="loading">
+        <App {...props} />
+      </React.Suspense>
+    </MemoryRouter>
+  );
+}
+
 describe('App', () => {
   test.each(['/home', '/anything-else'])('%s renders the Home page', async (path) => {
-    installDataSources([]);
-    installBackend({});
-    const props = {
-      basename: '/a/inferscope-monitor-app',
-      meta: { id: 'inferscope-monitor-app', name: 'Inferscope', type: PluginType.app, enabled: true, jsonData: {} },
-      path: '',
-      query: {},
-      onNavChanged: jest.fn(),
-    } as unknown as AppRootProps;
-
-    render(
-      <MemoryRouter initialEntries={[path]} future={{ v7_startTransition: true, v7_relativeSplatPath: true }}>
-        <App {...props} />
-      </MemoryRouter>
-    );
-
+    renderAt(path);
     expect(await screen.findByTestId(testIds.home.container)).toBeInTheDocument();
+  });
+
+  test.each([
+    ['/triage?model=recsys-ranker', triageTestIds.container],
+    ['/gate', gateTestIds.container],
+  ])('%s renders its page', async (path, testId) => {
+    renderAt(path);
+    expect(await screen.findByTestId(testId)).toBeInTheDocument();
+  });
+
+  test('every page in the navigation has a route', () => {
+    const pages = pluginJson.includes
+      .filter((i) => i.type === 'page' && i.path?.startsWith('/a/%PLUGIN_ID%/'))
+      .map((i) => i.path?.replace('/a/%PLUGIN_ID%', PLUGIN_BASE_URL));
+    expect(pages).toEqual(
+      expect.arrayContaining([`${PLUGIN_BASE_URL}/triage`, `${PLUGIN_BASE_URL}/gate`, `${PLUGIN_BASE_URL}/home`])
+    );
   });
 });

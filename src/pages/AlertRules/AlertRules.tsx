@@ -1,4 +1,4 @@
-import React, { useCallback, useEffect, useMemo, useState } from 'react';
+import React, { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { css } from '@emotion/css';
 import { GrafanaTheme2 } from '@grafana/data';
 import { config, PluginPage } from '@grafana/runtime';
@@ -25,10 +25,12 @@ import {
   ProvisionResult,
   RuleState,
 } from '../../api/alertingGrafana';
+import { runBacktest } from '../../api/backtest';
 import { chooseDataSource, listInferscopeDataSources, NEW_DATASOURCE_URL } from '../../api/datasources';
 import { AppSettings } from '../../constants';
 import { ParamsForm } from './ParamsForm';
 import { RulesTable } from './RulesTable';
+import { BacktestControls, BacktestView } from './Backtest';
 import { downloadText } from './download';
 
 interface Props {
@@ -76,6 +78,9 @@ function AlertRules({ settings }: Props) {
   const [states, setStates] = useState<Record<string, RuleState>>();
   const [busy, setBusy] = useState(false);
   const [outcome, setOutcome] = useState<Outcome>();
+  // The last backtest with the parameters it ran with: figures for other parameters are marked stale.
+  const [backtest, setBacktest] = useState<{ key: string; view: BacktestView }>();
+  const backtestRun = useRef(0);
 
   useEffect(() => {
     if (!uid) {
@@ -140,6 +145,36 @@ function AlertRules({ settings }: Props) {
     },
     [uid, overrides, refreshStates]
   );
+
+  const startBacktest = useCallback(
+    async (window: { from: string; to: string }) => {
+      if (!uid) {
+        return;
+      }
+      const run = ++backtestRun.current;
+      setBacktest({ key, view: { kind: 'running' } });
+      try {
+        const answer = await runBacktest(uid, { params: overrides, from: window.from, to: window.to });
+        if (run === backtestRun.current) {
+          setBacktest({ key, view: { kind: 'loaded', answer, stale: false } });
+        }
+      } catch (err) {
+        if (run === backtestRun.current) {
+          setBacktest({ key, view: { kind: 'failed', message: err instanceof Error ? err.message : String(err) } });
+        }
+      }
+    },
+    [uid, overrides, key]
+  );
+  useEffect(
+    () => () => {
+      // Answers arriving after the page is left are dropped.
+      backtestRun.current++;
+    },
+    []
+  );
+  const backtestView: BacktestView | undefined =
+    backtest?.view.kind === 'loaded' ? { ...backtest.view, stale: backtest.key !== key } : backtest?.view;
 
   const download = useCallback(
     async (key: (typeof FILES)[number]['key'], name: string) => {
@@ -212,7 +247,14 @@ function AlertRules({ settings }: Props) {
                 {answer.profile.notice}
               </Alert>
             )}
-            <RulesTable rules={answer.catalog} uids={answer.ruleUids} states={states} observation={observation} />
+            <BacktestControls view={backtestView} onRun={startBacktest} />
+            <RulesTable
+              rules={answer.catalog}
+              uids={answer.ruleUids}
+              states={states}
+              observation={observation}
+              backtest={backtestView}
+            />
 
             <h3 className={s.heading}>Where notifications go</h3>
             <Stack direction="row" gap={2} wrap="wrap">

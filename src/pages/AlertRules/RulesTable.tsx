@@ -1,10 +1,11 @@
-import React from 'react';
+import React, { useState } from 'react';
 import { css } from '@emotion/css';
 import { GrafanaTheme2 } from '@grafana/data';
 import { Badge, BadgeColor, useStyles2 } from '@grafana/ui';
 
 import { CatalogRule, Severity } from '../../api/alerting';
 import { RuleState } from '../../api/alertingGrafana';
+import { BacktestCell, BacktestView, EpisodesTable } from './Backtest';
 
 interface Props {
   rules: CatalogRule[];
@@ -13,6 +14,8 @@ interface Props {
   /** States Grafana reports, by rule uid; undefined while unknown. */
   states?: Record<string, RuleState>;
   observation: boolean;
+  /** The last backtest; the column shows once one was asked for. */
+  backtest?: BacktestView;
 }
 
 const severityColor: Record<Severity, BadgeColor> = { P0: 'red', P1: 'orange', P2: 'blue' };
@@ -30,9 +33,11 @@ const stateBadge: Record<RuleState, { text: string; color: BadgeColor }> = {
   nodata: { text: 'No data', color: 'blue' },
 };
 
-/** The catalog: severity, condition, hold time and the rule's state in Grafana. */
-export function RulesTable({ rules, uids, states, observation }: Props) {
+/** The catalog: severity, condition, hold time, the rule's state in Grafana and its backtest. */
+export function RulesTable({ rules, uids, states, observation, backtest }: Props) {
   const s = useStyles2(getStyles);
+  const [expanded, setExpanded] = useState<Record<string, boolean>>({});
+  const tested = backtest?.kind === 'loaded' ? backtest.answer.rules : [];
   return (
     <table className={s.table} aria-label="Alert rules">
       <thead>
@@ -42,38 +47,61 @@ export function RulesTable({ rules, uids, states, observation }: Props) {
           <th>Condition</th>
           <th>For</th>
           <th>State</th>
+          {backtest && <th>Backtest</th>}
         </tr>
       </thead>
       <tbody>
         {rules.map((r) => {
           const uid = uids[r.id];
           const state = uid ? states?.[uid] : undefined;
+          const result = tested.find((t) => t.id === r.id);
+          const open = Boolean(expanded[r.id] && result && result.episodes.length > 0);
           return (
-            <tr key={r.id} aria-label={r.title}>
-              <td>
-                <Badge color={severityColor[r.severity]} text={r.severity} tooltip={severityText[r.severity]} />
-              </td>
-              <td>
-                <div>{r.title}</div>
-                <div className={s.why}>{r.why}</div>
-              </td>
-              <td>{r.unavailable ? <span className={s.why}>Not available: {r.unavailable}</span> : r.condition}</td>
-              <td>{r.for === '0s' ? 'at once' : r.for}</td>
-              <td>
-                {r.unavailable ? (
-                  <Badge color="darkgrey" text="Unavailable" />
-                ) : states === undefined ? (
-                  <span className={s.why}>…</span>
-                ) : state ? (
-                  <>
-                    <Badge color={stateBadge[state].color} text={stateBadge[state].text} />
-                    {observation && r.severity !== 'P2' && <span className={s.why}> observation</span>}
-                  </>
-                ) : (
-                  <span className={s.why}>Not in Grafana</span>
+            <React.Fragment key={r.id}>
+              <tr aria-label={r.title}>
+                <td>
+                  <Badge color={severityColor[r.severity]} text={r.severity} tooltip={severityText[r.severity]} />
+                </td>
+                <td>
+                  <div>{r.title}</div>
+                  <div className={s.why}>{r.why}</div>
+                </td>
+                <td>{r.unavailable ? <span className={s.why}>Not available: {r.unavailable}</span> : r.condition}</td>
+                <td>{r.for === '0s' ? 'at once' : r.for}</td>
+                <td>
+                  {r.unavailable ? (
+                    <Badge color="darkgrey" text="Unavailable" />
+                  ) : states === undefined ? (
+                    <span className={s.why}>…</span>
+                  ) : state ? (
+                    <>
+                      <Badge color={stateBadge[state].color} text={stateBadge[state].text} />
+                      {observation && r.severity !== 'P2' && <span className={s.why}> observation</span>}
+                    </>
+                  ) : (
+                    <span className={s.why}>Not in Grafana</span>
+                  )}
+                </td>
+                {backtest && (
+                  <td>
+                    <BacktestCell
+                      rule={result}
+                      view={backtest}
+                      expanded={open}
+                      onToggle={() => setExpanded((x) => ({ ...x, [r.id]: !x[r.id] }))}
+                    />
+                  </td>
                 )}
-              </td>
-            </tr>
+              </tr>
+              {open && result && (
+                <tr aria-label={`${r.title}: episodes`}>
+                  <td />
+                  <td colSpan={5}>
+                    <EpisodesTable rule={result} />
+                  </td>
+                </tr>
+              )}
+            </React.Fragment>
           );
         })}
       </tbody>

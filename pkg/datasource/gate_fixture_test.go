@@ -1,0 +1,61 @@
+package datasource
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/inferscope/inferscope/pkg/gate"
+	"github.com/inferscope/inferscope/pkg/testbed"
+	"github.com/inferscope/inferscope/pkg/testbed/promtest"
+)
+
+// TestGateRecordedAnswersAreCurrent keeps the Release gate page's recorded answers
+// (src/pages/Gate/testdata) equal to what the data source answers on the test bed: the
+// 15 %-slower recsys canary (fail) and the embedder canary (pass), asked as the page asks
+// (statusCodes=false). INFERSCOPE_UPDATE_FIXTURES=1 rewrites them.
+func TestGateRecordedAnswersAreCurrent(t *testing.T) {
+	dir, _ := testbed.TSDB(t)
+	srv := promtest.Start(t, promtest.Options{DataDir: dir})
+	d := newTestDS(t, instanceSettings(t, srv.URL, nil, nil))
+	page := url.Values{"window": {"2h"}, "latencyThreshold": {"10%"}, "memoryThreshold": {"5%"}, "statusCodes": {"false"}}
+	for _, tc := range []struct {
+		file                    string
+		model, baseline, canary string
+		verdict                 gate.Verdict
+	}{
+		{"gate-fail.json", "recsys-ranker", "v1.4.0", "v1.5.0", gate.Fail},
+		{"gate-pass.json", "text-embedder", "v2.1.0", "v2.2.0", gate.Pass},
+	} {
+		status, r, body := callGate(t, d, gateQuery(tc.model, tc.baseline, tc.canary, page))
+		if status != http.StatusOK || r.Verdict != tc.verdict {
+			t.Fatalf("%s: %d %s", tc.file, status, body)
+		}
+		want, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, '\n')
+		path := filepath.Join("..", "..", "src", "pages", "Gate", "testdata", tc.file)
+		if os.Getenv("INFERSCOPE_UPDATE_FIXTURES") == "1" {
+			if err := os.WriteFile(path, want, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		// Compared as JSON values: a formatter may re-indent the file.
+		got, err := os.ReadFile(path)
+		var gotV, wantV any
+		if err == nil {
+			err = json.Unmarshal(got, &gotV)
+		}
+		_ = json.Unmarshal([]byte(body), &wantV)
+		if err != nil || !reflect.DeepEqual(gotV, wantV) {
+			t.Errorf("%s is not the data source's answer (%v): regenerate with INFERSCOPE_UPDATE_FIXTURES=1 go test ./pkg/datasource -run TestGateRecordedAnswersAreCurrent", path, err)
+		}
+	}
+}

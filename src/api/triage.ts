@@ -1,0 +1,203 @@
+import { lastValueFrom } from 'rxjs';
+import { dateMath } from '@grafana/data';
+import { FetchError, getBackendSrv, isFetchError } from '@grafana/runtime';
+
+/**
+ * Client of the data source's `triage` resource: the brief's five-step triage path run as
+ * queries for one model (and optionally version and instance) over a window, answered with a
+ * ranked diagnosis.
+ */
+
+export type TriageVerdict = 'diagnosed' | 'no_direction' | 'healthy';
+
+export type CauseId =
+  | 'traffic_surge'
+  | 'queue'
+  | 'compute_memory'
+  | 'gpu_idle'
+  | 'framework'
+  | 'input_shift'
+  | 'network'
+  | 'hardware'
+  | 'warmup'
+  | 'model_regression';
+
+export interface TriageWindow {
+  start: string;
+  end: string;
+  duration: string;
+}
+
+export interface TriageEvidence {
+  what: string;
+  /** A Grafana unit id (percentunit, s, reqps, bytes …). */
+  unit: string;
+  before: number | null;
+  now: number | null;
+  /** now / before − 1. */
+  change: number | null;
+  note?: string;
+}
+
+export interface TriageLink {
+  title: string;
+  row?: string;
+  panelId?: number;
+  /** A Grafana URL relative to its root (/d/<uid>/?…). */
+  url: string;
+}
+
+export interface TriageCause {
+  id: CauseId | string;
+  title: string;
+  layer: string;
+  /** In [0, 1], best first. */
+  score: number;
+  confidence: string;
+  summary: string;
+  /** Where the cause sits when narrower than the request. */
+  instance?: string;
+  version?: string;
+  evidence: TriageEvidence[];
+  next: string;
+  links: TriageLink[];
+}
+
+export interface TriageStep {
+  step: number;
+  title: string;
+  minutes: string;
+  finding: string;
+  causes: string[];
+}
+
+export interface TriageAnswer {
+  model: string;
+  version: string;
+  instance: string;
+  window: TriageWindow;
+  before: TriageWindow;
+  verdict: TriageVerdict;
+  summary: string;
+  causes: TriageCause[];
+  steps: TriageStep[];
+  notices?: string[];
+}
+
+export interface TriageRequest {
+  model: string;
+  version?: string;
+  instance?: string;
+  /** RFC 3339 (UTC, whole seconds). */
+  from: string;
+  to: string;
+}
+
+export function triageUrl(uid: string): string {
+  return `/api/datasources/uid/${encodeURIComponent(uid)}/resources/triage`;
+}
+
+/** The triage could not be had: `status` 400 is bad input, 502 Prometheus, absent no answer. */
+export class TriageRequestError extends Error {
+  constructor(
+    message: string,
+    readonly status?: number
+  ) {
+    super(message);
+    this.name = 'TriageRequestError';
+  }
+}
+
+export async function fetchTriage(uid: string, req: TriageRequest): Promise<TriageAnswer> {
+  const params: Record<string, string> = { model: req.model, from: req.from, to: req.to };
+  if (req.version) {
+    params.version = req.version;
+  }
+  if (req.instance) {
+    params.instance = req.instance;
+  }
+  let data: unknown;
+  try {
+    const response = await lastValueFrom(
+      getBackendSrv().fetch<unknown>({ url: triageUrl(uid), method: 'GET', params, showErrorAlert: false })
+    );
+    data = response.data;
+  } catch (err) {
+    throw toTriageError(err);
+  }
+  return parseTriage(data);
+}
+
+function toTriageError(err: unknown): TriageRequestError {
+  if (isFetchError(err)) {
+    const fe = err as FetchError<{ error?: string; message?: string } | string | undefined>;
+    const body = fe.data;
+    const detail = typeof body === 'string' ? body : body?.error || body?.message || fe.statusText || 'request failed';
+    return new TriageRequestError(detail, fe.status);
+  }
+  return new TriageRequestError(
+    `the data source could not be reached: ${err instanceof Error ? err.message : String(err)}`
+  );
+}
+
+/** Checks the answer's shape so that a malformed reply is an error, not a broken page. */
+export function parseTriage(data: unknown): TriageAnswer {
+  // Lists may come as null (Go's empty slices); anything else that is not a list is malformed.
+  const list = (v: unknown) => v === null || v === undefined || Array.isArray(v);
+  if (
+    !isObject(data) ||
+    typeof data.verdict !== 'string' ||
+    !list(data.causes) ||
+    !list(data.steps) ||
+    !isObject(data.window)
+  ) {
+    throw new TriageRequestError('the data source answered with an unexpected triage document');
+  }
+  const causes = ((data.causes ?? []) as unknown[]).filter(isObject).map((c) => ({
+    ...c,
+    evidence: Array.isArray(c.evidence) ? c.evidence : [],
+    links: Array.isArray(c.links) ? c.links : [],
+  }));
+  const steps = ((data.steps ?? []) as unknown[]).filter(isObject).map((s) => ({
+    ...s,
+    causes: Array.isArray(s.causes) ? s.causes : [],
+  }));
+  const before = isObject(data.before) ? data.before : { start: '', end: '', duration: '' };
+  return { ...data, before, causes, steps } as unknown as TriageAnswer;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Reads a time as alert links and people write it: milliseconds since the epoch (what Grafana's
+ * own links carry), Unix seconds, RFC 3339, or Grafana's relative `now`, `now-15m`, `now-1d/d`.
+ * Returns undefined for anything else.
+ */
+export function parseTimeParam(text: string, roundUp = false, now?: Date): Date | undefined {
+  const s = text.trim();
+  if (s === '') {
+    return undefined;
+  }
+  if (/^\d+(\.\d+)?$/.test(s)) {
+    const n = Number(s);
+    // 1e11 ms is March 1973, 1e11 s the year 5138: whichever reads as a plausible time.
+    const ms = n >= 1e11 ? n : n * 1000;
+    return new Date(ms);
+  }
+  if (s.startsWith('now')) {
+    const d = dateMath.toDateTime(s, { roundUp, timezone: 'utc', now });
+    return d && d.isValid() ? new Date(d.valueOf()) : undefined;
+  }
+  if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i.test(s)) {
+    const d = new Date(s);
+    return isNaN(d.getTime()) ? undefined : d;
+  }
+  return undefined;
+}
+
+/** RFC 3339 in UTC with whole seconds, as the resources read times. */
+export function toRFC3339(d: Date): string {
+  return new Date(Math.floor(d.getTime() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}

@@ -1,0 +1,178 @@
+import React from 'react';
+import { MemoryRouter } from 'react-router-dom';
+import { render, screen, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { locationUtil } from '@grafana/data';
+import { BackendSrvRequest } from '@grafana/runtime';
+
+import { toRFC3339, triageUrl } from '../../api/triage';
+import { DATASOURCE_TYPE } from '../../constants';
+import { dataSourceSettings, installBackend, installDataSources, Reply } from '../../test/grafanaServices';
+import Triage, { triageTestIds } from './Triage';
+import { formatChange, formatValue } from './format';
+import answer from './testdata/triage.json';
+
+// The page against the data source's recorded triage answer (testdata/triage.json, written by
+// the Go data source's test on the test bed); expected figures are read from it.
+
+const URL = triageUrl('inferscope');
+
+function renderAt(path: string, routes: Record<string, Reply> = { [URL]: { status: 200, body: answer } }) {
+  installDataSources([dataSourceSettings({ uid: 'inferscope', name: 'Inferscope', type: DATASOURCE_TYPE })]);
+  const requests = installBackend(routes);
+  render(
+    <MemoryRouter initialEntries={[path]} future={{ v7_startTransition: true, v7_relativeSplatPath: true }}>
+      <Triage settings={{}} />
+    </MemoryRouter>
+  );
+  return requests;
+}
+
+const alertLink = (from: number, to: number) =>
+  `/triage?orgId=1&from=${from}&to=${to}&model=${encodeURIComponent(answer.model)}&version=${encodeURIComponent(answer.version)}&instance=${encodeURIComponent(answer.instance)}`;
+
+const start = Date.parse(answer.window.start);
+const end = Date.parse(answer.window.end);
+// The window as the page writes it (RFC 3339, UTC, whole seconds).
+const startText = toRFC3339(new Date(start));
+const endText = toRFC3339(new Date(end));
+
+describe('Triage page', () => {
+  afterEach(() =>
+    locationUtil.initialize({
+      config: { appSubUrl: '' } as never,
+      getTimeRangeForUrl: () => ({}) as never,
+      getVariablesUrlParams: () => ({}),
+    })
+  );
+
+  test('an alert link prefills the form and runs the triage at once', async () => {
+    const requests = renderAt(alertLink(start, end));
+
+    expect(screen.getByLabelText(/^Model/)).toHaveValue(answer.model);
+    expect(screen.getByLabelText(/^Version/)).toHaveValue(answer.version);
+    expect(screen.getByLabelText(/^From/)).toHaveValue(startText);
+    expect(screen.getByLabelText(/^To/)).toHaveValue(endText);
+    expect(await screen.findByTestId(triageTestIds.verdict)).toHaveTextContent(answer.summary);
+    const params: Record<string, string> = { model: answer.model, from: startText, to: endText };
+    if (answer.version) {
+      params.version = answer.version;
+    }
+    if (answer.instance) {
+      params.instance = answer.instance;
+    }
+    expect(requests.map((r: BackendSrvRequest) => [r.method, r.url, r.params])).toEqual([['GET', URL, params]]);
+  });
+
+  test('shows the verdict, the causes ranked with their evidence, and the five steps', async () => {
+    renderAt(alertLink(start, end));
+
+    const verdict = await screen.findByTestId(triageTestIds.verdict);
+    if (answer.verdict === 'diagnosed') {
+      expect(verdict).toHaveTextContent(`Diagnosis: ${answer.causes[0].title}`);
+    }
+    const cards = screen
+      .getAllByRole('region')
+      .filter((el) => answer.causes.some((c) => c.title === el.getAttribute('aria-label')));
+    expect(cards.map((c) => c.getAttribute('aria-label'))).toEqual(answer.causes.map((c) => c.title));
+    for (const cause of answer.causes) {
+      const card = screen.getByRole('region', { name: cause.title });
+      expect(within(card).getByRole('meter', { name: 'Score' })).toHaveAttribute('aria-valuenow', String(cause.score));
+      expect(card).toHaveTextContent(cause.next);
+      if (cause.evidence.length > 0) {
+        const rows = within(within(card).getByRole('table')).getAllByRole('row').slice(1);
+        expect(rows).toHaveLength(cause.evidence.length);
+        cause.evidence.forEach((e, i) => {
+          expect(rows[i]).toHaveTextContent(e.what);
+          expect(rows[i]).toHaveTextContent(formatValue(e.before, e.unit));
+          expect(rows[i]).toHaveTextContent(formatValue(e.now, e.unit));
+          expect(rows[i]).toHaveTextContent(formatChange(e.change));
+        });
+      }
+      const hrefs = within(card)
+        .queryAllByRole('link')
+        .map((a) => a.getAttribute('href'));
+      expect(hrefs).toEqual(cause.links.map((l) => l.url));
+    }
+    const steps = within(screen.getByRole('list', { name: 'Triage steps' })).getAllByRole('listitem');
+    expect(steps).toHaveLength(answer.steps.length);
+    answer.steps.forEach((st, i) => {
+      expect(steps[i]).toHaveTextContent(`${st.step}. ${st.title}`);
+      expect(steps[i]).toHaveTextContent(st.finding);
+    });
+  });
+
+  test('dashboard links work under a Grafana sub-path', async () => {
+    locationUtil.initialize({
+      config: { appSubUrl: '/grafana' } as never,
+      getTimeRangeForUrl: () => ({}) as never,
+      getVariablesUrlParams: () => ({}),
+    });
+    renderAt(alertLink(start, end));
+    const withLinks = answer.causes.find((c) => c.links.length > 0);
+    if (!withLinks) {
+      return;
+    }
+    const card = await screen.findByRole('region', { name: withLinks.title });
+    expect(within(card).getByRole('link', { name: withLinks.links[0].title })).toHaveAttribute(
+      'href',
+      `/grafana${withLinks.links[0].url}`
+    );
+  });
+
+  test('relative times from a link are resolved when the triage runs', async () => {
+    const requests = renderAt('/triage?model=recsys-ranker&from=now-15m&to=now');
+    expect(screen.getByLabelText(/^From/)).toHaveValue('now-15m');
+    await screen.findByTestId(triageTestIds.verdict);
+    const p = requests[0].params as Record<string, string>;
+    expect(Date.parse(p.to) - Date.parse(p.from)).toBe(15 * 60 * 1000);
+    expect(p).not.toHaveProperty('version');
+  });
+
+  test('without a model in the URL it waits for the form; a missing model is named', async () => {
+    const requests = renderAt('/triage');
+    expect(screen.getByLabelText(/^From/)).toHaveValue('now-15m');
+    expect(screen.getByLabelText(/^To/)).toHaveValue('now');
+
+    await userEvent.click(screen.getByRole('button', { name: 'Run triage' }));
+    expect(screen.getByText('model: name the model to triage')).toBeInTheDocument();
+    expect(requests).toHaveLength(0);
+
+    await userEvent.type(screen.getByLabelText(/^Model/), answer.model);
+    await userEvent.clear(screen.getByLabelText(/^From/));
+    await userEvent.type(screen.getByLabelText(/^From/), 'yesterday');
+    await userEvent.click(screen.getByRole('button', { name: 'Run triage' }));
+    expect(screen.getByText(/^from: "yesterday" is not a time/)).toBeInTheDocument();
+    expect(requests).toHaveLength(0);
+
+    await userEvent.clear(screen.getByLabelText(/^From/));
+    await userEvent.type(screen.getByLabelText(/^From/), 'now-1h');
+    await userEvent.click(screen.getByRole('button', { name: 'Run triage' }));
+    expect(await screen.findByTestId(triageTestIds.verdict)).toBeInTheDocument();
+    expect((requests[0].params as Record<string, string>).model).toBe(answer.model);
+  });
+
+  test('Prometheus unreachable: 502 with the data source message', async () => {
+    const message = 'Prometheus at http://prometheus:9090: dial tcp 10.0.0.9:9090: connect: connection refused';
+    renderAt(alertLink(start, end), { [URL]: { status: 502, body: { error: message } } });
+
+    const error = await screen.findByTestId(triageTestIds.error);
+    expect(error).toHaveTextContent('Prometheus could not be read');
+    expect(error).toHaveTextContent(message);
+    expect(error).toHaveTextContent(/reachable from the Grafana server/);
+  });
+
+  test('bad input: 400 with the field the data source names', async () => {
+    const message = 'model: no series for model "nope"';
+    renderAt('/triage?model=nope', { [URL]: { status: 400, body: { error: message } } });
+
+    const error = await screen.findByTestId(triageTestIds.error);
+    expect(error).toHaveTextContent('The data source refused the request');
+    expect(error).toHaveTextContent(message);
+  });
+
+  test('a GPU alert names its node and GPU', () => {
+    renderAt('/triage?orgId=1&from=now-15m&to=now&node=node-a&gpu=6');
+    expect(screen.getByText(/GPU 6 on node node-a/)).toBeInTheDocument();
+  });
+});

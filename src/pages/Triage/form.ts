@@ -1,0 +1,89 @@
+import { parseTimeParam, toRFC3339, TriageRequest } from '../../api/triage';
+
+/** The Triage form as typed; times as written (RFC 3339, ms epoch, now-15m). */
+export interface TriageForm {
+  model: string;
+  version: string;
+  instance: string;
+  from: string;
+  to: string;
+}
+
+export const DEFAULT_FROM = 'now-15m';
+export const DEFAULT_TO = 'now';
+
+/**
+ * The form an alert link opens: /a/inferscope-monitor-app/triage?model=…&version=…&instance=…
+ * &from=<ms>&to=<ms>. Epoch times are shown as RFC 3339; relative ones are kept as written, so
+ * that a link opened later still means "the last 15 minutes".
+ */
+export function formFromSearch(search: URLSearchParams): TriageForm {
+  return {
+    model: search.get('model')?.trim() ?? '',
+    version: search.get('version')?.trim() ?? '',
+    instance: search.get('instance')?.trim() ?? '',
+    from: readableTime(search.get('from'), DEFAULT_FROM),
+    to: readableTime(search.get('to'), DEFAULT_TO),
+  };
+}
+
+function readableTime(raw: string | null, fallback: string): string {
+  const s = raw?.trim() ?? '';
+  if (s === '') {
+    return fallback;
+  }
+  if (/^\d+(\.\d+)?$/.test(s)) {
+    const d = parseTimeParam(s);
+    return d ? toRFC3339(d) : s;
+  }
+  return s;
+}
+
+/** The search parameters that reopen this form (empty fields left out). */
+export function searchFromForm(form: TriageForm): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const key of ['model', 'version', 'instance', 'from', 'to'] as const) {
+    const v = form[key].trim();
+    if (v !== '') {
+      out[key] = v;
+    }
+  }
+  return out;
+}
+
+export type FormCheck =
+  { ok: true; request: TriageRequest } | { ok: false; errors: Partial<Record<keyof TriageForm, string>> };
+
+const TIME_HELP = 'use RFC 3339 (2026-11-23T04:10:00Z), milliseconds since the epoch, or now-15m';
+
+/** Validates the form and resolves its times to what the resource reads. */
+export function checkForm(form: TriageForm): FormCheck {
+  const errors: Partial<Record<keyof TriageForm, string>> = {};
+  if (form.model.trim() === '') {
+    errors.model = 'model: name the model to triage';
+  }
+  const from = parseTimeParam(form.from || DEFAULT_FROM, false);
+  const to = parseTimeParam(form.to || DEFAULT_TO, true);
+  if (!from) {
+    errors.from = `from: "${form.from}" is not a time; ${TIME_HELP}`;
+  }
+  if (!to) {
+    errors.to = `to: "${form.to}" is not a time; ${TIME_HELP}`;
+  }
+  if (from && to && from.getTime() >= to.getTime()) {
+    errors.to = `to: must be after from (${toRFC3339(from)})`;
+  }
+  if (Object.keys(errors).length > 0 || !from || !to) {
+    return { ok: false, errors };
+  }
+  return {
+    ok: true,
+    request: {
+      model: form.model.trim(),
+      version: form.version.trim() || undefined,
+      instance: form.instance.trim() || undefined,
+      from: toRFC3339(from),
+      to: toRFC3339(to),
+    },
+  };
+}

@@ -14,9 +14,11 @@ import (
 	"github.com/inferscope/inferscope/pkg/triage"
 )
 
-// serveTriage answers GET triage?model=&version=&instance=&from=&to=&before= with the ranked
-// diagnosis (triage.Report). The verdict is in the JSON; the status says only whether the triage
-// ran: 400 bad options or settings, 401 Prometheus refused the credentials, 502 Prometheus failed.
+// serveTriage answers GET triage?model=&version=&instance=&node=&gpu=&from=&to=&before= with the
+// ranked diagnosis (triage.Report); node (and gpu) without a model triage every model served on
+// the node (a GPU alert's link). The verdict is in the JSON; the status says only whether the
+// triage ran: 400 bad options or settings, 401 Prometheus refused the credentials, 502
+// Prometheus failed.
 func serveTriage(ctx context.Context, d *Datasource, req *backend.CallResourceRequest) (int, any) {
 	if d.settingsErr != nil {
 		return http.StatusBadRequest, errorBody{d.settingsErr.Error()}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,6 +32,15 @@ func surgeTriageQuery(extra url.Values) string {
 	for k, vals := range extra {
 		v[k] = vals
 	}
+	return "triage?" + v.Encode()
+}
+
+// idleNodeTriageQuery is a GPU alert's question for the test bed's GPU idle incident (node-a
+// GPU 6 from end−11h for 15 min, the text-embedder's), 10 to 15 minutes into it: no model.
+func idleNodeTriageQuery() string {
+	start := testbed.DefaultEnd.Add(-11 * time.Hour)
+	v := url.Values{"node": {"node-a"}, "gpu": {"6"},
+		"from": {start.Add(10 * time.Minute).Format(time.RFC3339)}, "to": {start.Add(15 * time.Minute).Format(time.RFC3339)}}
 	return "triage?" + v.Encode()
 }
 
@@ -64,8 +74,17 @@ func TestTriageResource(t *testing.T) {
 	if r.Window.Duration != "5m" || r.Before.Duration != "1h" || len(r.Steps) != 5 {
 		t.Fatalf("window %+v before %+v steps %d", r.Window, r.Before, len(r.Steps))
 	}
+	status, r, body = callTriage(t, d, idleNodeTriageQuery())
+	if status != http.StatusOK || r.Verdict != triage.Diagnosed || r.Node != "node-a" || r.GPU != "6" || len(r.Causes) == 0 ||
+		r.Causes[0].ID != triage.CauseGPUIdle || r.Causes[0].Model != "text-embedder" || r.Causes[0].Instance != "node-a:8000" {
+		t.Fatalf("GPU idle by node: %d %s", status, body)
+	}
+	if status, _, body := callTriage(t, d, "triage?version=v1"); status != http.StatusBadRequest || !strings.Contains(body, "model or node is required") {
+		t.Errorf("no model, no node: %d %s", status, body)
+	}
 	for _, bad := range []string{
 		"triage?version=v1",
+		"triage?model=recsys-ranker&gpu=6", // a GPU needs its node
 		surgeTriageQuery(url.Values{"from": {"yesterday"}}),
 		surgeTriageQuery(url.Values{"to": {testbed.DefaultEnd.Add(-9 * time.Hour).Format(time.RFC3339)}}), // to before from
 		surgeTriageQuery(url.Values{"before": {"a while"}}),
@@ -90,13 +109,19 @@ func TestTriageResource(t *testing.T) {
 	}
 }
 
-// TestTriageResourceRecordedAnswerIsCurrent keeps the Triage page's recorded answer (the queue
-// surge) equal to what the data source answers.
+// TestTriageResourceRecordedAnswerIsCurrent keeps the Triage page's recorded answers (the queue
+// surge by model, the GPU idle incident by node and GPU) equal to what the data source answers.
 func TestTriageResourceRecordedAnswerIsCurrent(t *testing.T) {
 	dir, _ := testbed.TSDB(t)
 	srv := promtest.Start(t, promtest.Options{DataDir: dir})
 	d := newTestDS(t, instanceSettings(t, srv.URL, nil, nil))
-	status, _, body := callTriage(t, d, surgeTriageQuery(nil))
+	for file, query := range map[string]string{"triage.json": surgeTriageQuery(nil), "triage-node.json": idleNodeTriageQuery()} {
+		t.Run(file, func(t *testing.T) { checkTriageFixture(t, d, file, query) })
+	}
+}
+
+func checkTriageFixture(t *testing.T, d *Datasource, file, query string) {
+	status, _, body := callTriage(t, d, query)
 	if status != http.StatusOK {
 		t.Fatalf("%d %s", status, body)
 	}
@@ -109,7 +134,7 @@ func TestTriageResourceRecordedAnswerIsCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	want = append(want, '\n')
-	path := filepath.Join("..", "..", "src", "pages", "Triage", "testdata", "triage.json")
+	path := filepath.Join("..", "..", "src", "pages", "Triage", "testdata", file)
 	if os.Getenv("INFERSCOPE_UPDATE_FIXTURES") == "1" {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
@@ -145,6 +170,7 @@ func TestTriageOverGRPC(t *testing.T) {
 		first  string
 	}{
 		{surgeTriageQuery(nil), http.StatusOK, triage.CauseQueue},
+		{idleNodeTriageQuery(), http.StatusOK, triage.CauseGPUIdle},
 		{"triage?from=soon", http.StatusBadRequest, ""},
 	} {
 		stream, err := p.Resource.CallResource(context.Background(), &pluginv2.CallResourceRequest{PluginContext: pc, Method: http.MethodGet, Path: "triage", Url: c.query})

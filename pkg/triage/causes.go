@@ -96,9 +96,14 @@ const DashboardUID = "inferscope-overview"
 // PanelURL is a relative Grafana link to one panel of the overview over [from, to], with the
 // dashboard's variables set ("" leaves a variable at its default).
 func PanelURL(panel int, from, to time.Time, model, version, instance string) string {
+	return panelURL(panel, from, to, model, version, instance, "")
+}
+
+// panelURL is PanelURL with the dashboard's gpu variable too.
+func panelURL(panel int, from, to time.Time, model, version, instance, gpu string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "/d/%s/?viewPanel=panel-%d&from=%d&to=%d", DashboardUID, panel, from.UnixMilli(), to.UnixMilli())
-	for _, v := range [][2]string{{"model", model}, {"version", version}, {"instance", instance}} {
+	for _, v := range [][2]string{{"model", model}, {"version", version}, {"instance", instance}, {"gpu", gpu}} {
 		if v[1] != "" {
 			fmt.Fprintf(&b, "&var-%s=%s", v[0], url.QueryEscape(v[1]))
 		}
@@ -106,11 +111,11 @@ func PanelURL(panel int, from, to time.Time, model, version, instance string) st
 	return b.String()
 }
 
-func links(id string, from, to time.Time, model, version, instance string) []Link {
+func links(id string, from, to time.Time, model, version, instance, gpu string) []Link {
 	var out []Link
 	for _, p := range causeInfos[id].panels {
 		pi := panelInfo[p]
-		out = append(out, Link{Title: pi[1], Row: pi[0], PanelID: p, URL: PanelURL(p, from, to, model, version, instance)})
+		out = append(out, Link{Title: pi[1], Row: pi[0], PanelID: p, URL: panelURL(p, from, to, model, version, instance, gpu)})
 	}
 	return out
 }

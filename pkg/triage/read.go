@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"net"
 	"sort"
 	"strings"
 	"sync"
@@ -75,14 +74,17 @@ type Instance struct {
 	Warmup         []Warmup
 }
 
-// Readings are everything the scoring looks at.
+// Readings are everything the scoring looks at for one model.
 type Readings struct {
 	Model, Version, Instance string
-	Window, Before           Span
-	Subjects                 []Subject
-	Instances                []Instance
-	Notices                  []string
-	Queries                  int
+	// Node restricts the instances to those on the node; GPU names the GPU the GPU readings
+	// (memory, utilisation, idle, hardware) are about ("" = every GPU of the node).
+	Node, GPU      string
+	Window, Before Span
+	Subjects       []Subject
+	Instances      []Instance
+	Notices        []string
+	Queries        int
 }
 
 // instance returns the readings of the named instance.
@@ -107,14 +109,15 @@ type reader struct {
 	mu       sync.Mutex
 	noticed  map[string]bool
 	warmSeen map[string]bool
+	names    []string // the instances read
 }
 
 // maxParallel bounds the queries in flight: a triage must not crowd out the dashboards.
 const maxParallel = 6
 
-// Read gathers the readings of o (completed with defaults) from the engine's Prometheus.
-func Read(ctx context.Context, e *engine.Engine, o Options) (*Readings, error) {
-	rd := &Readings{Model: o.Model, Version: o.Version, Instance: o.Instance,
+// newReader prepares the grid and rate window of o (completed with defaults).
+func newReader(e *engine.Engine, o Options) *reader {
+	rd := &Readings{Model: o.Model, Version: o.Version, Instance: o.Instance, Node: o.node(), GPU: o.GPU,
 		Window: Span{o.From, o.To}, Before: Span{o.From.Add(-o.Before), o.From}}
 	total := o.To.Sub(rd.Before.Start)
 	step := max(time.Minute, (total / 600).Truncate(time.Minute))
@@ -128,6 +131,13 @@ func Read(ctx context.Context, e *engine.Engine, o Options) (*Readings, error) {
 	if r.instLbl == "" {
 		r.instLbl = "instance"
 	}
+	return r
+}
+
+// Read gathers the readings of o (completed with defaults) from the engine's Prometheus.
+func Read(ctx context.Context, e *engine.Engine, o Options) (*Readings, error) {
+	r := newReader(e, o)
+	rd := r.rd
 	if o.Version != "" && r.verLbl == "" {
 		r.notice(fmt.Sprintf("%s metrics carry no version label: every version of %s is read together", e.Profile.Title, o.Model))
 	}
@@ -169,7 +179,7 @@ func Read(ctx context.Context, e *engine.Engine, o Options) (*Readings, error) {
 	qps := map[string]Pair{}
 	for _, s := range res.Series {
 		in := s.Labels[r.instLbl]
-		if in == "" || !anyFinite(s.V) {
+		if in == "" || !anyFinite(s.V) || (rd.Node != "" && nodeOf(in) != rd.Node) {
 			continue
 		}
 		names = append(names, in)
@@ -179,8 +189,13 @@ func Read(ctx context.Context, e *engine.Engine, o Options) (*Readings, error) {
 		names = []string{o.Instance}
 	}
 	sort.Strings(names)
+	r.names = names
 	if len(names) == 0 {
-		r.notice(fmt.Sprintf("no instance served %s in %s–%s", subjectText(o.Model, o.Version), rd.Before.Start.Format(time.RFC3339), o.To.Format(time.RFC3339)))
+		where := ""
+		if rd.Node != "" {
+			where = " on node " + rd.Node
+		}
+		r.notice(fmt.Sprintf("no instance%s served %s in %s–%s", where, subjectText(o.Model, o.Version), rd.Before.Start.Format(time.RFC3339), o.To.Format(time.RFC3339)))
 	}
 	for _, n := range names {
 		q, ok := qps[n]
@@ -386,7 +401,7 @@ func (r *reader) rawLatencyJob(instance string) func(context.Context) error {
 // gpuJob reads the nodes' GPU memory and utilisation.
 func (r *reader) gpuJob(instances []string) func(context.Context) error {
 	return func(ctx context.Context) error {
-		res, err := r.run(ctx, "gpu", map[string]any{"instance": instances, "metrics": []string{"memory", "util"}})
+		res, err := r.run(ctx, "gpu", r.gpuFields(map[string]any{"instance": instances, "metrics": []string{"memory", "util"}}))
 		if err != nil {
 			r.notice(fmt.Sprintf("GPU readings are missing: %v", err))
 			return nil
@@ -395,7 +410,9 @@ func (r *reader) gpuJob(instances []string) func(context.Context) error {
 		for _, s := range res.Series {
 			byNode[s.Labels["node"]+"|"+s.Name] = append(byNode[s.Labels["node"]+"|"+s.Name], s)
 		}
-		if len(res.Series) == 0 {
+		if len(res.Series) == 0 && r.o.GPU != "" {
+			r.notice(fmt.Sprintf("no series for GPU %s of %s: the GPU steps have nothing to read (is the GPU index right? is the probe or dcgm-exporter scraped?)", r.o.GPU, r.rd.Node))
+		} else if len(res.Series) == 0 {
 			r.notice("no GPU series for these instances' nodes: the GPU steps have nothing to read (is the probe or dcgm-exporter scraped?)")
 		}
 		r.mu.Lock()
@@ -423,7 +440,7 @@ func (r *reader) idleJob(instances []string) func(context.Context) error {
 		if r.o.Version != "" && r.verLbl != "" {
 			f["version"] = r.o.Version
 		}
-		res, err := r.run(ctx, "gpu_idle_under_traffic", f)
+		res, err := r.run(ctx, "gpu_idle_under_traffic", r.gpuFields(f))
 		if err != nil {
 			r.notice(fmt.Sprintf("the GPU-idle-under-traffic reading is missing: %v", err))
 			return nil
@@ -449,6 +466,14 @@ func (r *reader) idleJob(instances []string) func(context.Context) error {
 		}
 		return nil
 	}
+}
+
+// gpuFields adds the GPU the question names to a GPU type's fields.
+func (r *reader) gpuFields(f map[string]any) map[string]any {
+	if r.o.GPU != "" {
+		f["gpu"] = []string{r.o.GPU}
+	}
+	return f
 }
 
 // pair splits a series' points into the reference window and the window and aggregates each.
@@ -547,12 +572,7 @@ func appendUnique(list []string, v string) []string {
 }
 
 // nodeOf is an instance's node: its address without the port (the engine's GPU join rule).
-func nodeOf(instance string) string {
-	if h, _, err := net.SplitHostPort(instance); err == nil {
-		return h
-	}
-	return instance
-}
+func nodeOf(instance string) string { return engine.InstanceNode(instance) }
 
 func subjectText(model, version string) string {
 	if version != "" {
@@ -600,8 +620,11 @@ func (r *reader) roleMatchers(m profile.Measure) []prom.Matcher {
 	if r.e.Profile.ModelLabel != "" && !m.PerInstance {
 		ms = append(ms, prom.Eq(r.e.Profile.ModelLabel, r.o.Model))
 	}
-	if r.o.Instance != "" {
+	switch {
+	case r.o.Instance != "":
 		ms = append(ms, prom.Eq(r.instLbl, r.o.Instance))
+	case r.rd.Node != "" && len(r.names) > 0:
+		ms = append(ms, prom.In(r.instLbl, r.names...))
 	}
 	keys := make([]string, 0, len(m.Matchers))
 	for k := range m.Matchers {
@@ -757,20 +780,9 @@ func (r *reader) promRange(ctx context.Context, expr string) ([]engine.Series, e
 	return out, nil
 }
 
-// gpuNodeLabels are the labels a GPU series' node may come from, in the engine's order.
+// gpuNodeLabels are the labels a GPU series' node may come from (engine.GPUNode reads them in
+// this order), kept by the hardware sums.
 var gpuNodeLabels = []string{"node", "Hostname", "hostname", "instance"}
-
-func gpuNode(l map[string]string) string {
-	for _, k := range gpuNodeLabels {
-		if v := l[k]; v != "" {
-			if k == "instance" {
-				return nodeOf(v)
-			}
-			return v
-		}
-	}
-	return ""
-}
 
 // hardwareThrottle are the clock-event reasons that mean the hardware holds the clocks down
 // (not an idle GPU or an application setting).
@@ -787,25 +799,38 @@ func (r *reader) hardwareJob(instances []string) func(context.Context) error {
 		newOrIncrease := func(sel string, w time.Duration) string {
 			return fmt.Sprintf("sum by (%s) (increase(%s[%s]) or (%s unless %s offset %s))", by, sel, dur(w), sel, sel, dur(w))
 		}
+		// sel is a metric's selector, narrowed to the GPU the question names (both namings
+		// carry the GPU index in a `gpu` label).
+		selErr := error(nil)
+		sel := func(metric string, ms ...prom.Matcher) string {
+			if r.o.GPU != "" {
+				ms = append(ms, prom.Eq("gpu", r.o.GPU))
+			}
+			s, err := prom.Selector(metric, ms...)
+			if err != nil {
+				selErr = err
+			}
+			return s
+		}
 		var xid, ecc, thr func(w time.Duration) string
 		switch {
 		case has("inferscope_gpu_xid_errors_total") || has("inferscope_gpu_ecc_errors_total") || has("inferscope_gpu_clock_event_reason_active"):
-			xid = func(w time.Duration) string { return newOrIncrease("inferscope_gpu_xid_errors_total", w) }
+			xid = func(w time.Duration) string { return newOrIncrease(sel("inferscope_gpu_xid_errors_total"), w) }
 			ecc = func(w time.Duration) string {
-				return newOrIncrease(`inferscope_gpu_ecc_errors_total{type="uncorrected"}`, w)
+				return newOrIncrease(sel("inferscope_gpu_ecc_errors_total", prom.Eq("type", "uncorrected")), w)
 			}
 			thr = func(w time.Duration) string {
-				return fmt.Sprintf(`max by (%s, reason) (max_over_time(inferscope_gpu_clock_event_reason_active{reason=~"%s"}[%s])) > 0`,
-					by, strings.Join(hardwareThrottle, "|"), dur(w))
+				return fmt.Sprintf(`max by (%s, reason) (max_over_time(%s[%s])) > 0`,
+					by, sel("inferscope_gpu_clock_event_reason_active", prom.In("reason", hardwareThrottle...)), dur(w))
 			}
 		case has("DCGM_FI_DEV_XID_ERRORS") || has("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"):
 			xid = func(w time.Duration) string {
-				return fmt.Sprintf("sum by (%s) (changes(DCGM_FI_DEV_XID_ERRORS[%s]))", by, dur(w))
+				return fmt.Sprintf("sum by (%s) (changes(%s[%s]))", by, sel("DCGM_FI_DEV_XID_ERRORS"), dur(w))
 			}
-			ecc = func(w time.Duration) string { return newOrIncrease("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", w) }
+			ecc = func(w time.Duration) string { return newOrIncrease(sel("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"), w) }
 			// Bits 0x8, 0x20, 0x40, 0x80 of the clock-event mask.
 			thr = func(w time.Duration) string {
-				x := "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS"
+				x := sel("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS")
 				return fmt.Sprintf(`label_replace(max by (%s) (max_over_time((floor(%s/8)%%2 + floor(%s/32)%%2 + floor(%s/64)%%2 + floor(%s/128)%%2)[%s:1m])) > 0, "reason", "hw_or_thermal_slowdown", "", "")`,
 					by, x, x, x, x, dur(w))
 			}
@@ -836,6 +861,10 @@ func (r *reader) hardwareJob(instances []string) func(context.Context) error {
 				in.Throttle = appendUnique(in.Throttle, l["reason"])
 			}},
 		}
+		if selErr != nil {
+			r.notice(fmt.Sprintf("hardware readings could not be read: %v", selErr))
+			return nil
+		}
 		for _, x := range qs {
 			res, err := r.e.Prom.Query(ctx, x.expr, x.at, 1000)
 			r.mu.Lock()
@@ -857,7 +886,7 @@ func (r *reader) hardwareJob(instances []string) func(context.Context) error {
 				}
 			}
 			for _, s := range res.Samples {
-				node := gpuNode(s.Labels)
+				node := engine.GPUNode(s.Labels)
 				if !nodes[node] {
 					continue
 				}

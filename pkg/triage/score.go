@@ -3,6 +3,7 @@ package triage
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -103,18 +104,56 @@ func ev(what, unit string, p Pair, note string) Evidence {
 
 // candidate is a cause found on one instance (and version).
 type candidate struct {
-	id                string
-	score             float64
-	instance, version string
-	summary           string
-	evidence          []Evidence
+	id                       string
+	score                    float64
+	model, instance, version string
+	summary                  string
+	evidence                 []Evidence
 }
 
 // Score ranks the causes in rd under th and writes the report.
 func Score(rd *Readings, th Thresholds) Report {
-	r := Report{Model: rd.Model, Version: rd.Version, Instance: rd.Instance,
-		Window: newWindow(rd.Window.Start, rd.Window.End), Before: newWindow(rd.Before.Start, rd.Before.End),
-		Notices: append([]string{}, rd.Notices...), Queries: rd.Queries, Causes: []Cause{}}
+	q := question{model: rd.Model, version: rd.Version, instance: rd.Instance, node: rd.Node, gpu: rd.GPU,
+		window: rd.Window, before: rd.Before, notices: rd.Notices, queries: rd.Queries}
+	return score(q, []*Readings{rd}, th)
+}
+
+// ScoreNode ranks the causes found on every model of a node question in one list (each cause
+// keeps its strongest model and instance) and writes the report.
+func ScoreNode(nr *NodeReadings, th Thresholds) Report {
+	q := question{instance: nr.Instance, node: nr.Node, gpu: nr.GPU, window: nr.Window, before: nr.Before,
+		notices: nr.Notices, queries: nr.Queries, byNode: true}
+	r := score(q, nr.Models, th)
+	for _, rd := range nr.Models {
+		r.Models = append(r.Models, rd.Model)
+	}
+	return r
+}
+
+// question is what the report answers.
+type question struct {
+	model, version, instance, node, gpu string
+	window, before                      Span
+	notices                             []string
+	queries                             int
+	byNode                              bool
+}
+
+// subject names the question for people: the model (and version), or the node (and GPU).
+func (q question) subject() string {
+	if !q.byNode {
+		return subjectText(q.model, q.version)
+	}
+	if q.gpu != "" {
+		return fmt.Sprintf("GPU %s of %s", q.gpu, q.node)
+	}
+	return q.node
+}
+
+func score(q question, rds []*Readings, th Thresholds) Report {
+	r := Report{Model: q.model, Version: q.version, Instance: q.instance, Node: q.node, GPU: q.gpu,
+		Window: newWindow(q.window.Start, q.window.End), Before: newWindow(q.before.Start, q.before.End),
+		Notices: append([]string{}, q.notices...), Queries: q.queries, Causes: []Cause{}}
 	best := map[string]candidate{}
 	keep := func(c candidate) {
 		c.score = math.Round(math.Min(c.score, 0.99)*1000) / 1000
@@ -125,29 +164,47 @@ func Score(rd *Readings, th Thresholds) Report {
 			best[c.id] = c
 		}
 	}
-	for i := range rd.Instances {
-		in := &rd.Instances[i]
-		for _, c := range instanceCauses(rd, in, th) {
-			keep(c)
+	subjects := 0
+	var symptoms []string
+	for _, rd := range rds {
+		for i := range rd.Instances {
+			for _, c := range instanceCauses(rd, &rd.Instances[i], th) {
+				c.model = rd.Model
+				keep(c)
+			}
 		}
-	}
-	for _, s := range rd.Subjects {
-		if !selected(rd, s) {
-			continue
+		for _, s := range rd.Subjects {
+			if !selected(rd, s) {
+				continue
+			}
+			for _, c := range subjectCauses(rd, s, rd.instance(s.Instance), th) {
+				c.model = rd.Model
+				keep(c)
+			}
 		}
-		for _, c := range subjectCauses(rd, s, rd.instance(s.Instance), th) {
-			keep(c)
+		subjects += len(rd.Subjects)
+		for _, s := range symptomsOf(rd, th) {
+			if q.byNode && !strings.HasPrefix(s, "GPU memory") {
+				s = rd.Model + ": " + s
+			}
+			if !slices.Contains(symptoms, s) {
+				symptoms = append(symptoms, s)
+			}
 		}
 	}
 	for id, c := range best {
 		info := causeInfos[id]
 		version := c.version
 		if version == "" {
-			version = rd.Version
+			version = q.version
+		}
+		gpu := ""
+		if info.layer == LayerResource {
+			gpu = q.gpu
 		}
 		r.Causes = append(r.Causes, Cause{ID: id, Title: info.title, Layer: info.layer, Score: c.score, Confidence: confidence(c.score),
-			Summary: c.summary, Instance: c.instance, Version: c.version, Evidence: c.evidence, Next: info.next,
-			Links: links(id, rd.Before.Start, rd.Window.End, rd.Model, version, c.instance)})
+			Summary: c.summary, Model: c.model, Instance: c.instance, Version: c.version, Evidence: c.evidence, Next: info.next,
+			Links: links(id, q.before.Start, q.window.End, c.model, version, c.instance, gpu)})
 	}
 	sort.Slice(r.Causes, func(i, j int) bool {
 		if r.Causes[i].Score != r.Causes[j].Score {
@@ -155,8 +212,7 @@ func Score(rd *Readings, th Thresholds) Report {
 		}
 		return r.Causes[i].ID < r.Causes[j].ID
 	})
-	r.Steps = steps(rd, r.Causes, th)
-	symptoms := symptomsOf(rd, th)
+	r.Steps = steps(rds, r.Causes, th)
 	top := 0.0
 	if len(r.Causes) > 0 {
 		top = r.Causes[0].Score
@@ -168,9 +224,16 @@ func Score(rd *Readings, th Thresholds) Report {
 		r.Summary = fmt.Sprintf("%s: %s", c.Title, c.Summary)
 	case len(symptoms) == 0 && top < th.AnomalyLow:
 		r.Verdict = Healthy
-		r.Summary = fmt.Sprintf("%s looks healthy: latency, errors, jitter and GPU memory are within their limits and nothing changed against the hour before", subjectText(rd.Model, rd.Version))
-		if len(rd.Subjects) == 0 {
-			r.Summary = fmt.Sprintf("%s served no traffic in the window or the hour before: nothing to diagnose", subjectText(rd.Model, rd.Version))
+		switch {
+		case subjects == 0 && q.byNode:
+			r.Summary = fmt.Sprintf("no model was served on %s in the window or the hour before: nothing to diagnose", q.node)
+		case subjects == 0:
+			r.Summary = fmt.Sprintf("%s served no traffic in the window or the hour before: nothing to diagnose", q.subject())
+		case q.byNode:
+			r.Summary = fmt.Sprintf("%s looks healthy: the models served there (%s) are within their limits for latency, errors, jitter and GPU memory and nothing changed against the hour before",
+				q.subject(), strings.Join(modelNames(rds), ", "))
+		default:
+			r.Summary = fmt.Sprintf("%s looks healthy: latency, errors, jitter and GPU memory are within their limits and nothing changed against the hour before", q.subject())
 		}
 	default:
 		r.Verdict = NoDirection
@@ -181,6 +244,14 @@ func Score(rd *Readings, th Thresholds) Report {
 		r.Summary = fmt.Sprintf("No clear direction (%s): escalate to the service's owners with this report", what)
 	}
 	return r
+}
+
+func modelNames(rds []*Readings) []string {
+	out := make([]string, 0, len(rds))
+	for _, rd := range rds {
+		out = append(out, rd.Model)
+	}
+	return out
 }
 
 func confidence(s float64) string {
@@ -282,11 +353,30 @@ func instanceCauses(rd *Readings, in *Instance, th Thresholds) []candidate {
 	}
 
 	if len(in.IdleGPUs) > 0 {
-		out = append(out, candidate{id: CauseGPUIdle, instance: in.Name, score: 0.95,
-			summary: fmt.Sprintf("GPU %s of %s sat at zero utilisation while %s was served (%s) and its model was ready", strings.Join(in.IdleGPUs, ", "), in.Node, subj, rateText(in.QPS.Now)),
-			evidence: []Evidence{ev("lowest GPU utilisation on the node", "percentunit", in.GPUUtil, ""),
+		// GPU series carry no model: the idle condition holds for every model served on the
+		// node. The model whose own requests show the GPU gone (answered by the fallback path,
+		// a slower service) is the one on that GPU, and ranks above the others.
+		fb := grade(in.Fallback.Now, 0.01, 0.10)
+		slow := 0.0
+		for _, s := range rd.Subjects {
+			if s.Instance == in.Name && selected(rd, s) {
+				svc := s.ServiceMean()
+				slow = math.Max(slow, grade(ratio(svc.Now, svc.Before), 1.1, 1.5))
+			}
+		}
+		summary := fmt.Sprintf("GPU %s of %s sat at zero utilisation while %s was served (%s) and its model was ready", strings.Join(in.IdleGPUs, ", "), in.Node, subj, rateText(in.QPS.Now))
+		if fb > 0 {
+			summary += fmt.Sprintf("; %.0f %% of its requests were answered by the fallback path", in.Fallback.Now*100)
+		}
+		utilWhat := "lowest GPU utilisation on the node"
+		if rd.GPU != "" {
+			utilWhat = fmt.Sprintf("lowest utilisation of GPU %s (the GPU asked about)", rd.GPU)
+		}
+		out = append(out, candidate{id: CauseGPUIdle, instance: in.Name, score: 0.8 + 0.15*math.Max(fb, slow),
+			summary: summary,
+			evidence: []Evidence{ev(utilWhat, "percentunit", in.GPUUtil, ""),
 				ev("requests per second against the 7-day same-time-of-day mean", "reqps", Pair{in.QPSBaseline, in.QPS.Now}, ""),
-				ev("share of requests answered by the fallback path", "percentunit", in.Fallback, "")}})
+				ev("share of requests answered by the fallback path", "percentunit", in.Fallback, "the model whose requests leave the GPU is the one on it")}})
 	}
 
 	xid, ecc := in.XID.Now > 0, in.ECCUncorrected.Now > 0
@@ -302,7 +392,7 @@ func instanceCauses(rd *Readings, in *Instance, th Thresholds) []candidate {
 			parts = append(parts, "clocks held down by "+strings.Join(in.Throttle, ", "))
 		}
 		out = append(out, candidate{id: CauseHardware, instance: in.Name, score: s,
-			summary: fmt.Sprintf("%s on %s in the window", strings.Join(parts, ", "), in.Node),
+			summary: fmt.Sprintf("%s on %s in the window", strings.Join(parts, ", "), gpuText(rd, in.Node)),
 			evidence: []Evidence{ev("XID events", "none", in.XID, ""), ev("uncorrected ECC errors", "none", in.ECCUncorrected, ""),
 				{What: "hardware clock-event reasons active", Unit: "none", Now: num(float64(len(in.Throttle))), Note: strings.Join(in.Throttle, ", ")}}})
 	}
@@ -415,11 +505,15 @@ func subjectCauses(rd *Readings, s Subject, in *Instance, th Thresholds) []candi
 		if in != nil {
 			node = in.Node
 		}
+		memWhat := "GPU memory used (fullest GPU of the node)"
+		if rd.GPU != "" {
+			memWhat = fmt.Sprintf("GPU memory used (GPU %s, the GPU asked about)", rd.GPU)
+		}
 		out = append(out, candidate{id: CauseComputeMemory, instance: s.Instance, version: s.Version, score: sc,
 			summary: fmt.Sprintf("compute time of %s is %s (%.1f× the hour before) with GPU memory on %s at %.1f %% (peak %.1f %%)",
-				who, msText(s.Compute.Now), cr, node, mem*100, peak*100),
+				who, msText(s.Compute.Now), cr, gpuText(rd, node), mem*100, peak*100),
 			evidence: []Evidence{ev("mean compute time", "s", s.Compute, ""),
-				ev("GPU memory used (fullest GPU of the node)", "percentunit", memPair, fmt.Sprintf("warning %.0f %%, critical %.0f %%; peak %.1f %%", th.GPUMemWarn*100, th.GPUMemCrit*100, peak*100)),
+				ev(memWhat, "percentunit", memPair, fmt.Sprintf("warning %.0f %%, critical %.0f %%; peak %.1f %%", th.GPUMemWarn*100, th.GPUMemCrit*100, peak*100)),
 				ev("compute share of service time", "percentunit", Pair{ratio(s.Compute.Before, svc.Before), ratio(s.Compute.Now, svc.Now)}, "")}})
 	}
 
@@ -507,8 +601,8 @@ func symptomsOf(rd *Readings, th Thresholds) []string {
 	return out
 }
 
-// steps write the five steps of the triage path with what each found.
-func steps(rd *Readings, causes []Cause, th Thresholds) []Step {
+// steps write the five steps of the triage path with what each found, over every model read.
+func steps(rds []*Readings, causes []Cause, th Thresholds) []Step {
 	has := func(ids ...string) []string {
 		out := []string{}
 		for _, c := range causes {
@@ -521,38 +615,78 @@ func steps(rd *Readings, causes []Cause, th Thresholds) []Step {
 		return out
 	}
 	return []Step{
-		{Step: 1, Title: "Which model and version jumped; did QPS change?", Minutes: "0–2", Finding: stepJump(rd),
+		{Step: 1, Title: "Which model and version jumped; did QPS change?", Minutes: "0–2", Finding: stepJump(rds),
 			Causes: has(CauseTrafficSurge, CauseModelRegression, CauseNetwork, CauseWarmup)},
-		{Step: 2, Title: "GPU utilisation and memory (swap, temperature)", Minutes: "2–5", Finding: stepGPU(rd, th),
-			Causes: has(CauseComputeMemory, CauseGPUIdle)},
-		{Step: 3, Title: "Framework: cache hit rate, queue depth, running sequences, batching", Minutes: "5–8", Finding: stepFramework(rd),
+		{Step: 2, Title: "GPU utilisation and memory (swap, temperature)", Minutes: "2–5",
+			Finding: perModel(rds, func(rd *Readings) string { return stepGPU(rd, th) }),
+			Causes:  has(CauseComputeMemory, CauseGPUIdle)},
+		{Step: 3, Title: "Framework: cache hit rate, queue depth, running sequences, batching", Minutes: "5–8", Finding: perModel(rds, stepFramework),
 			Causes: has(CauseQueue, CauseFramework)},
-		{Step: 4, Title: "Input-length distribution shift", Minutes: "8–12", Finding: stepInput(rd),
+		{Step: 4, Title: "Input-length distribution shift", Minutes: "8–12", Finding: perModel(rds, stepInput),
 			Causes: has(CauseInputShift)},
-		{Step: 5, Title: "Hardware: ECC, XID, clock throttling", Minutes: "12–15", Finding: stepHardware(rd),
+		{Step: 5, Title: "Hardware: ECC, XID, clock throttling", Minutes: "12–15", Finding: perModel(rds, stepHardware),
 			Causes: has(CauseHardware)},
 	}
 }
 
-func stepJump(rd *Readings) string {
+// perModel is a step's finding over the models read: the one finding where they agree (the
+// node's GPUs are the same for every model), else each model's, named.
+func perModel(rds []*Readings, f func(*Readings) string) string {
+	if len(rds) == 0 {
+		return f(&Readings{})
+	}
+	var parts []string
+	same := true
+	for _, rd := range rds {
+		parts = append(parts, f(rd))
+		same = same && parts[len(parts)-1] == parts[0]
+	}
+	if len(rds) == 1 || same {
+		return parts[0]
+	}
+	for i, rd := range rds {
+		parts[i] = rd.Model + " — " + parts[i]
+	}
+	return strings.Join(parts, "; ")
+}
+
+// gpuText names the GPUs a reading is about: the GPU asked about, or the node's.
+func gpuText(rd *Readings, node string) string {
+	if rd.GPU != "" {
+		return fmt.Sprintf("GPU %s of %s", rd.GPU, node)
+	}
+	return node
+}
+
+func stepJump(rds []*Readings) string {
 	var worst *Subject
+	var worstRd *Readings
 	worstR := math.Inf(-1)
-	for i, s := range rd.Subjects {
-		if !selected(rd, s) {
-			continue
-		}
-		r := s.BaselineRatio
-		if !finite(r) {
-			r = ratio(s.P95.Now, s.P95.Before)
-		}
-		if finite(r) && r > worstR {
-			worst, worstR = &rd.Subjects[i], r
+	for _, rd := range rds {
+		for i, s := range rd.Subjects {
+			if !selected(rd, s) {
+				continue
+			}
+			r := s.BaselineRatio
+			if !finite(r) {
+				r = ratio(s.P95.Now, s.P95.Before)
+			}
+			if finite(r) && r > worstR {
+				worst, worstRd, worstR = &rd.Subjects[i], rd, r
+			}
 		}
 	}
 	if worst == nil {
-		return "no latency was measured for " + subjectText(rd.Model, rd.Version) + " in the window"
+		var names []string
+		for _, rd := range rds {
+			names = append(names, subjectText(rd.Model, rd.Version))
+		}
+		if len(names) == 0 {
+			return "no model was served in the window"
+		}
+		return "no latency was measured for " + strings.Join(names, ", ") + " in the window"
 	}
-	who := subjectText(rd.Model, worst.Version) + " on " + worst.Instance
+	who := subjectText(worstRd.Model, worst.Version) + " on " + worst.Instance
 	base := "no 7-day baseline"
 	if finite(worst.BaselineRatio) {
 		base = fmt.Sprintf("%.2f× its 7-day same-time-of-day baseline", worst.BaselineRatio)
@@ -569,7 +703,13 @@ func stepGPU(rd *Readings, th Thresholds) string {
 		if !finite(in.GPUMem.Now) && !finite(in.GPUUtil.Now) {
 			continue
 		}
-		p := fmt.Sprintf("%s: fullest GPU %.1f %% memory (%.1f %% before), lowest utilisation %.0f %%", in.Node, in.GPUMem.Now*100, in.GPUMem.Before*100, in.GPUUtil.Now*100)
+		var p string
+		if rd.GPU != "" {
+			p = fmt.Sprintf("GPU %s of %s (the GPU asked about; the other GPUs are not read): %.1f %% memory (%.1f %% before), lowest utilisation %.0f %%",
+				rd.GPU, in.Node, in.GPUMem.Now*100, in.GPUMem.Before*100, in.GPUUtil.Now*100)
+		} else {
+			p = fmt.Sprintf("%s: fullest GPU %.1f %% memory (%.1f %% before), lowest utilisation %.0f %%", in.Node, in.GPUMem.Now*100, in.GPUMem.Before*100, in.GPUUtil.Now*100)
+		}
 		if in.GPUMem.Now > th.GPUMemCrit {
 			p += " — above the critical line"
 		} else if in.GPUMem.Now > th.GPUMemWarn {
@@ -581,6 +721,9 @@ func stepGPU(rd *Readings, th Thresholds) string {
 		parts = append(parts, p)
 	}
 	if len(parts) == 0 {
+		if rd.GPU != "" {
+			return fmt.Sprintf("no readings of GPU %s of %s", rd.GPU, rd.Node)
+		}
 		return "no GPU readings for these nodes"
 	}
 	return strings.Join(parts, "; ")
@@ -636,7 +779,7 @@ func stepHardware(rd *Readings) string {
 		if !finite(in.XID.Now) {
 			continue
 		}
-		p := fmt.Sprintf("%s: %.0f XID, %.0f uncorrected ECC", in.Node, in.XID.Now, in.ECCUncorrected.Now)
+		p := fmt.Sprintf("%s: %.0f XID, %.0f uncorrected ECC", gpuText(rd, in.Node), in.XID.Now, in.ECCUncorrected.Now)
 		if len(in.Throttle) > 0 {
 			p += ", throttled by " + strings.Join(in.Throttle, ", ")
 		} else {

@@ -156,8 +156,17 @@ func TestOptions(t *testing.T) {
 	if !o.To.Equal(now) || !o.From.Equal(now.Add(-DefaultWindow)) || o.Before != DefaultBefore || o.Validate() != nil {
 		t.Fatalf("defaults %+v", o)
 	}
+	if err := (Options{Node: "node-a", GPU: "6"}).WithDefaults(now).Validate(); err != nil {
+		t.Errorf("node and gpu: %v", err)
+	}
+	if err := (Options{}).WithDefaults(now).Validate(); err == nil || !strings.Contains(err.Error(), "model or node is required") {
+		t.Errorf("no model, no node: %v", err)
+	}
 	for _, bad := range []Options{
 		{},
+		{Node: "node-a", Version: "v1"},
+		{Model: "m", GPU: "6"},
+		{Node: "node-a", Instance: "node-b:8000"},
 		{Model: "m", From: now, To: now.Add(-time.Minute)},
 		{Model: "m", From: now.Add(-48 * time.Hour), To: now},
 		{Model: "m", Before: 30 * time.Hour},
@@ -169,6 +178,10 @@ func TestOptions(t *testing.T) {
 	q, err := OptionsFromQuery(map[string][]string{"model": {"m"}, "from": {"1795000000"}, "to": {"2026-11-23T12:00:00Z"}, "before": {"2h"}})
 	if err != nil || q.From.Unix() != 1795000000 || !q.To.Equal(tEnd) || q.Before != 2*time.Hour {
 		t.Fatalf("%+v %v", q, err)
+	}
+	q, err = OptionsFromQuery(map[string][]string{"node": {"node-a"}, "gpu": {"6"}})
+	if err != nil || q.Node != "node-a" || q.GPU != "6" || q.Model != "" {
+		t.Fatalf("node question: %+v %v", q, err)
 	}
 	for _, bad := range []map[string][]string{{"from": {"yesterday"}}, {"to": {"x"}}, {"before": {"long"}}} {
 		if _, err := OptionsFromQuery(bad); err == nil {
@@ -194,5 +207,59 @@ func TestHealthFromMarks(t *testing.T) {
 	}
 	if h.Status != StatusCritical {
 		t.Errorf("overall %s", h.Status)
+	}
+}
+
+// TestScoreNodeNamesTheModelOnTheIdleGPU: GPU series carry no model, so the idle condition holds
+// for both models of the node; the one whose requests fall back ranks first and is named, the
+// GPU asked about is named in the evidence and the steps, and the node's findings are not
+// repeated per model.
+func TestScoreNodeNamesTheModelOnTheIdleGPU(t *testing.T) {
+	idle := func(model string, fallback float64) *Readings {
+		rd := readings("", func(s *Subject, in *Instance) {
+			in.IdleGPUs, in.GPUUtil.Now, in.Fallback.Now = []string{"6"}, 0, fallback
+		})
+		rd.Model, rd.Node, rd.GPU = model, "node-a", "6"
+		rd.Subjects, rd.Instances = rd.Subjects[:1], rd.Instances[:1]
+		return rd
+	}
+	nr := &NodeReadings{Node: "node-a", GPU: "6", Window: Span{tFrom, tEnd}, Before: Span{tFrom.Add(-time.Hour), tFrom},
+		Models: []*Readings{idle("recsys-ranker", 0.0005), idle("text-embedder", 0.25)}}
+	r := ScoreNode(nr, DefaultThresholds())
+	if r.Verdict != Diagnosed || len(r.Causes) == 0 || r.Causes[0].ID != CauseGPUIdle || r.Causes[0].Model != "text-embedder" {
+		t.Fatalf("%s %+v", r.Verdict, r.Causes)
+	}
+	top := r.Causes[0]
+	if top.Score != 0.95 || !strings.Contains(top.Summary, "GPU 6 of node-a") || !strings.Contains(top.Summary, "text-embedder") {
+		t.Errorf("top %.3f %q", top.Score, top.Summary)
+	}
+	if top.Evidence[0].What != "lowest utilisation of GPU 6 (the GPU asked about)" {
+		t.Errorf("evidence %q", top.Evidence[0].What)
+	}
+	if !strings.Contains(top.Links[0].URL, "&var-model=text-embedder") || !strings.Contains(top.Links[0].URL, "&var-gpu=6") {
+		t.Errorf("link %s", top.Links[0].URL)
+	}
+	gpuStep := r.Steps[1].Finding
+	if !strings.HasPrefix(gpuStep, "GPU 6 of node-a (the GPU asked about") || strings.Contains(gpuStep, "text-embedder —") {
+		t.Errorf("GPU step %q", gpuStep)
+	}
+	if r.Node != "node-a" || r.GPU != "6" || r.Model != "" || strings.Join(r.Models, ",") != "recsys-ranker,text-embedder" {
+		t.Errorf("report subject %q %q %q %v", r.Node, r.GPU, r.Model, r.Models)
+	}
+
+	// Without the fallback sign the idle GPU still diagnoses, a notch lower.
+	one := ScoreNode(&NodeReadings{Node: "node-a", Window: nr.Window, Before: nr.Before, Models: nr.Models[:1]}, DefaultThresholds())
+	if one.Verdict != Diagnosed || one.Causes[0].ID != CauseGPUIdle || one.Causes[0].Score != 0.8 {
+		t.Errorf("recsys alone: %s %+v", one.Verdict, one.Causes)
+	}
+
+	calmNode := ScoreNode(&NodeReadings{Node: "node-a", Window: nr.Window, Before: nr.Before,
+		Models: []*Readings{readings("", nil)}}, DefaultThresholds())
+	if calmNode.Verdict != Healthy || !strings.HasPrefix(calmNode.Summary, "node-a looks healthy") {
+		t.Errorf("calm node: %s %q", calmNode.Verdict, calmNode.Summary)
+	}
+	empty := ScoreNode(&NodeReadings{Node: "node-z", Window: nr.Window, Before: nr.Before}, DefaultThresholds())
+	if empty.Verdict != Healthy || !strings.Contains(empty.Summary, "no model was served on node-z") || len(empty.Steps) != 5 {
+		t.Errorf("empty node: %s %q", empty.Verdict, empty.Summary)
 	}
 }

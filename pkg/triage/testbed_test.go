@@ -322,3 +322,110 @@ func TestDiagnoseVLLM(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeTriage: a GPU alert's question (a node and a GPU, no model) triages every model served
+// on the node, restricted to the node's instances: in the GPU idle incident the idle GPU's model
+// (the text-embedder, whose requests fall back) ranks first; in the compute slowdown node-b's
+// recsys compute with memory near full; a quiet window on a node is healthy.
+func TestNodeTriage(t *testing.T) {
+	e, s := startBed(t)
+	ctx := context.Background()
+	onNode := func(t *testing.T, r *Report, node string) {
+		t.Helper()
+		if strings.Join(r.Models, ",") != "recsys-ranker,text-embedder" {
+			t.Errorf("models %v", r.Models)
+		}
+		for _, c := range r.Causes {
+			if nodeOf(c.Instance) != node || c.Model == "" {
+				t.Errorf("cause %s on %q of %q, outside node %s or without a model", c.ID, c.Instance, c.Model, node)
+			}
+		}
+	}
+
+	t.Run("gpu_idle", func(t *testing.T) {
+		in, _ := s.Incident(testbed.GPUIdle)
+		gpu := strconv.Itoa(in.GPUs[0])
+		node := nodeOf(in.Instance)
+		from, to := incidentWindow(in)
+		r, err := Diagnose(ctx, e, Options{Node: node, GPU: gpu, From: from, To: to})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s GPU %s: %s %s (%d queries)\n%s", node, gpu, r.Verdict, causeList(r), r.Queries, r.Summary)
+		if r.Verdict != Diagnosed || r.Causes[0].ID != CauseGPUIdle {
+			t.Fatalf("want gpu_idle first: %s", causeList(r))
+		}
+		top := r.Causes[0]
+		if top.Model != in.Model || top.Instance != in.Instance || !strings.Contains(top.Summary, "GPU "+gpu+" of "+node) ||
+			!strings.Contains(top.Summary, in.Model) {
+			t.Errorf("top cause %s on %s: %q", top.Model, top.Instance, top.Summary)
+		}
+		// The other model of the node sees the same idle GPU (GPU series carry no model) and
+		// ranks below, since none of its requests leave the GPU.
+		if u := val(evidence(t, top, "lowest utilisation of GPU "+gpu).Now); u > 0.005 {
+			t.Errorf("utilisation of GPU %s %.4f, truth 0", gpu, u)
+		}
+		mid := from.Add(to.Sub(from) / 2)
+		if fb := val(evidence(t, top, "share of requests answered by the fallback").Now); math.Abs(fb-s.FallbackRatio(in.Instance, in.Model, "", mid)) > 0.01 {
+			t.Errorf("fallback share %.4f, truth %.4f ± 0.01", fb, s.FallbackRatio(in.Instance, in.Model, "", mid))
+		}
+		other, err := Diagnose(ctx, e, Options{Model: "recsys-ranker", Node: node, GPU: gpu, From: from, To: to})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := cause(t, other, CauseGPUIdle); c.Score >= top.Score || c.Score < 0.5 {
+			t.Errorf("recsys-ranker on the node: gpu_idle %.3f, want diagnosed below the text-embedder's %.3f", c.Score, top.Score)
+		}
+		if !strings.HasPrefix(r.Steps[1].Finding, "GPU "+gpu+" of "+node+" (the GPU asked about") {
+			t.Errorf("GPU step %q", r.Steps[1].Finding)
+		}
+		onNode(t, r, node)
+	})
+
+	t.Run("compute_slowdown", func(t *testing.T) {
+		in, _ := s.Incident(testbed.ComputeSlowdown)
+		node := nodeOf(in.Instance)
+		from, to := incidentWindow(in)
+		r, err := Diagnose(ctx, e, Options{Node: node, From: from, To: to})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %s %s (%d queries)\n%s", node, r.Verdict, causeList(r), r.Queries, r.Summary)
+		if r.Verdict != Diagnosed || r.Causes[0].ID != CauseComputeMemory || r.Causes[0].Model != in.Model || r.Causes[0].Instance != in.Instance {
+			t.Fatalf("want compute_memory first on %s %s: %s", in.Model, in.Instance, causeList(r))
+		}
+		if mem := val(evidence(t, r.Causes[0], "GPU memory").Now); mem < 0.92 || mem > 0.95 {
+			t.Errorf("GPU memory on %s %.4f, want 0.92–0.95", node, mem)
+		}
+		onNode(t, r, node)
+	})
+
+	t.Run("quiet", func(t *testing.T) {
+		to := testbed.DefaultEnd.Add(-72 * time.Hour)
+		r, err := Diagnose(ctx, e, Options{Node: "node-c", From: to.Add(-15 * time.Minute), To: to})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("node-c: %s %s; %s", r.Verdict, causeList(r), r.Summary)
+		if r.Verdict != Healthy {
+			t.Errorf("verdict %s: %s", r.Verdict, r.Summary)
+		}
+		for _, c := range r.Causes {
+			if c.Score >= 0.2 {
+				t.Errorf("cause %s scores %.3f in a quiet window", c.ID, c.Score)
+			}
+		}
+		onNode(t, r, "node-c")
+	})
+
+	t.Run("no such node", func(t *testing.T) {
+		to := testbed.DefaultEnd.Add(-72 * time.Hour)
+		r, err := Diagnose(ctx, e, Options{Node: "node-z", GPU: "0", From: to.Add(-15 * time.Minute), To: to})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Verdict != Healthy || len(r.Models) != 0 || !strings.Contains(strings.Join(r.Notices, "\n"), "no model was served on node node-z") {
+			t.Errorf("%s %q %q", r.Verdict, r.Summary, r.Notices)
+		}
+	})
+}

@@ -34,8 +34,14 @@ const (
 // clock; Before is the length of the reference window that ends where the window starts.
 type Options struct {
 	Model, Version, Instance string
-	From, To                 time.Time
-	Before                   time.Duration
+	// Node restricts the triage to the instances on that node (whose host is the node); without
+	// a model every model served there is triaged and the causes are merged (a GPU alert).
+	Node string
+	// GPU (its index on the node) is the subject of the GPU readings: memory, utilisation, idle
+	// under traffic, XID / ECC / throttling; "" reads every GPU of the node. Needs Node or Instance.
+	GPU      string
+	From, To time.Time
+	Before   time.Duration
 	// Progress, when set, hears each reading phase start (the command's progress line).
 	Progress func(step, of int, label string) `json:"-"`
 }
@@ -56,13 +62,31 @@ func (o Options) WithDefaults(now time.Time) Options {
 		o.Before = DefaultBefore
 	}
 	o.From, o.To = o.From.UTC(), o.To.UTC()
+	o.Model, o.Version, o.Instance = strings.TrimSpace(o.Model), strings.TrimSpace(o.Version), strings.TrimSpace(o.Instance)
+	o.Node, o.GPU = strings.TrimSpace(o.Node), strings.TrimSpace(o.GPU)
 	return o
+}
+
+// node is the node the question is restricted to: Node, or the GPU's instance's host.
+func (o Options) node() string {
+	if o.Node == "" && o.GPU != "" {
+		return nodeOf(o.Instance)
+	}
+	return o.Node
 }
 
 // Validate reports the first wrong field, naming it.
 func (o Options) Validate() error {
-	if strings.TrimSpace(o.Model) == "" {
-		return errors.New("model is required")
+	model, node := strings.TrimSpace(o.Model), strings.TrimSpace(o.Node)
+	switch {
+	case model == "" && node == "":
+		return errors.New("model or node is required: name the model to triage, or the node (and gpu) of a GPU alert")
+	case model == "" && strings.TrimSpace(o.Version) != "":
+		return errors.New("version needs a model: a node's models are triaged with all their versions")
+	case strings.TrimSpace(o.GPU) != "" && node == "" && strings.TrimSpace(o.Instance) == "":
+		return errors.New("gpu needs node: name the node the GPU is on")
+	case node != "" && o.Instance != "" && nodeOf(o.Instance) != node:
+		return fmt.Errorf("instance %q is not on node %q", o.Instance, node)
 	}
 	w := o.To.Sub(o.From)
 	if w < minWindow || w > maxWindow {
@@ -74,10 +98,11 @@ func (o Options) Validate() error {
 	return nil
 }
 
-// OptionsFromQuery reads the resource's parameters: model, version, instance, from, to, before.
-// from and to accept RFC 3339 or Unix seconds; before is a duration. Defaults are not applied.
+// OptionsFromQuery reads the resource's parameters: model, version, instance, node, gpu, from,
+// to, before. from and to accept RFC 3339 or Unix seconds; before is a duration. Defaults are
+// not applied.
 func OptionsFromQuery(v url.Values) (Options, error) {
-	o := Options{Model: v.Get("model"), Version: v.Get("version"), Instance: v.Get("instance")}
+	o := Options{Model: v.Get("model"), Version: v.Get("version"), Instance: v.Get("instance"), Node: v.Get("node"), GPU: v.Get("gpu")}
 	var err error
 	for _, f := range []struct {
 		name string
@@ -144,6 +169,7 @@ type Cause struct {
 	Score      float64    `json:"score"`
 	Confidence string     `json:"confidence"`
 	Summary    string     `json:"summary"`
+	Model      string     `json:"model,omitempty"` // the model it was found on
 	Instance   string     `json:"instance,omitempty"`
 	Version    string     `json:"version,omitempty"`
 	Evidence   []Evidence `json:"evidence"`
@@ -162,16 +188,20 @@ type Step struct {
 
 // Report is the triage's answer (the triage resource's JSON).
 type Report struct {
-	Model    string   `json:"model"`
-	Version  string   `json:"version"`
-	Instance string   `json:"instance"`
-	Window   Window   `json:"window"`
-	Before   Window   `json:"before"`
-	Verdict  Verdict  `json:"verdict"`
-	Summary  string   `json:"summary"`
-	Causes   []Cause  `json:"causes"`
-	Steps    []Step   `json:"steps"`
-	Notices  []string `json:"notices"`
+	Model    string `json:"model"` // "" for a node question
+	Version  string `json:"version"`
+	Instance string `json:"instance"`
+	// Node and GPU of a node question (a GPU alert), and the models triaged there.
+	Node    string   `json:"node,omitempty"`
+	GPU     string   `json:"gpu,omitempty"`
+	Models  []string `json:"models,omitempty"`
+	Window  Window   `json:"window"`
+	Before  Window   `json:"before"`
+	Verdict Verdict  `json:"verdict"`
+	Summary string   `json:"summary"`
+	Causes  []Cause  `json:"causes"`
+	Steps   []Step   `json:"steps"`
+	Notices []string `json:"notices"`
 	// Queries counts the Prometheus queries the triage sent.
 	Queries int `json:"queries"`
 }
@@ -181,6 +211,14 @@ func Diagnose(ctx context.Context, e *engine.Engine, o Options) (*Report, error)
 	o = o.WithDefaults(clock(e))
 	if err := o.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
+	}
+	if o.Model == "" {
+		nr, err := ReadNode(ctx, e, o)
+		if err != nil {
+			return nil, err
+		}
+		r := ScoreNode(nr, DefaultThresholds())
+		return &r, nil
 	}
 	rd, err := Read(ctx, e, o)
 	if err != nil {

@@ -40,6 +40,14 @@ describe('fetchTriage', () => {
     expect(requests[0].showErrorAlert).toBe(false);
   });
 
+  test('asks by node and GPU without a model (a GPU alert)', async () => {
+    const requests = installBackend({ [`GET ${URL}`]: { status: 200, body: answer } });
+
+    await fetchTriage('inferscope', { node: 'node-a', gpu: '6', from: REQUEST.from, to: REQUEST.to });
+
+    expect(requests[0].params).toEqual({ node: 'node-a', gpu: '6', from: REQUEST.from, to: REQUEST.to });
+  });
+
   test.each([
     [502, 'Prometheus at http://prometheus:9090: connection refused'],
     [400, 'from: "yesterday" is not RFC 3339 or Unix seconds'],

@@ -5,7 +5,8 @@ import { FetchError, getBackendSrv, isFetchError } from '@grafana/runtime';
 /**
  * Client of the data source's `triage` resource: the brief's five-step triage path run as
  * queries for one model (and optionally version and instance) over a window, answered with a
- * ranked diagnosis.
+ * ranked diagnosis. A GPU alert asks by node (and GPU) instead: every model served on the node
+ * is triaged and the causes come back in one ranked list, each naming its model.
  */
 
 export type TriageVerdict = 'diagnosed' | 'no_direction' | 'healthy';
@@ -55,6 +56,8 @@ export interface TriageCause {
   score: number;
   confidence: string;
   summary: string;
+  /** The model the cause was found on (a node's answer holds several models). */
+  model?: string;
   /** Where the cause sits when narrower than the request. */
   instance?: string;
   version?: string;
@@ -72,9 +75,14 @@ export interface TriageStep {
 }
 
 export interface TriageAnswer {
+  /** Empty for a node question. */
   model: string;
   version: string;
   instance: string;
+  /** The node (and GPU) of a node question, and the models triaged there. */
+  node?: string;
+  gpu?: string;
+  models?: string[];
   window: TriageWindow;
   before: TriageWindow;
   verdict: TriageVerdict;
@@ -84,10 +92,14 @@ export interface TriageAnswer {
   notices?: string[];
 }
 
+/** A model, or a node (a GPU alert's question), or both: the model on that node only. */
 export interface TriageRequest {
-  model: string;
+  model?: string;
   version?: string;
   instance?: string;
+  node?: string;
+  /** The GPU (its index on the node) the GPU readings are about. */
+  gpu?: string;
   /** RFC 3339 (UTC, whole seconds). */
   from: string;
   to: string;
@@ -109,13 +121,15 @@ export class TriageRequestError extends Error {
 }
 
 export async function fetchTriage(uid: string, req: TriageRequest): Promise<TriageAnswer> {
-  const params: Record<string, string> = { model: req.model, from: req.from, to: req.to };
-  if (req.version) {
-    params.version = req.version;
+  const params: Record<string, string> = {};
+  for (const key of ['model', 'version', 'instance', 'node', 'gpu'] as const) {
+    const v = req[key];
+    if (v) {
+      params[key] = v;
+    }
   }
-  if (req.instance) {
-    params.instance = req.instance;
-  }
+  params.from = req.from;
+  params.to = req.to;
   let data: unknown;
   try {
     const response = await lastValueFrom(

@@ -41,6 +41,8 @@ func runTriage(ctx context.Context, path string, args []string, stdout, stderr i
 	fs.StringVar(&o.Model, "model", "", "model name")
 	fs.StringVar(&o.Version, "version", "", "model version (default all)")
 	fs.StringVar(&o.Instance, "instance", "", "one instance (default all)")
+	fs.StringVar(&o.Node, "node", "", "the instances on one node; without --model every model served there")
+	fs.StringVar(&o.GPU, "gpu", "", "the GPU (index on the node) the GPU readings are about")
 	from := fs.String("from", "", "window start")
 	to := fs.String("to", "", "window end")
 	last := fs.String("last", "", "window length ending at --to or now")
@@ -49,17 +51,28 @@ func runTriage(ctx context.Context, path string, args []string, stdout, stderr i
 	quiet := fs.Bool("quiet", false, "no progress on standard error")
 	help := func() {
 		fmt.Fprintf(stdout, `%s --prometheus URL --model M [--version V] [--instance I] [--from T --to T | --last 15m] [flags]
+%s --prometheus URL --node N [--gpu G] [--from T --to T | --last 15m] [flags]
 
 Runs the 15-minute triage path as queries: which version and instance jumped and whether QPS
 changed, GPU utilisation and memory, the inference engine (queue, cache, preemptions), input
 length, hardware (XID, ECC, throttling); ranks the causes with their evidence (before vs now),
 what to do next and links to the overview dashboard's panels.
 
+A GPU alert names a node and a GPU, not a model: --node without --model triages every model
+served on the node's instances (those whose host is the node) and ranks their causes in one
+list, each naming its model; --gpu makes that GPU the subject of the GPU readings (memory,
+utilisation, idle under traffic, XID / ECC / throttling) instead of the node's fullest or
+idlest GPU.
+
 Flags:
 %s
-  --model M                    the model (required)
+  --model M                    the model (required unless --node is given)
   --version V                  one version (default: every version; a slower one is found)
   --instance I                 one instance (default: every instance serving the model)
+  --node N                     only the instances on node N; without --model, every model
+                               served there (the question of a GPU alert)
+  --gpu G                      with --node (or --instance): GPU G of that node is the subject
+                               of the GPU readings (default: every GPU of the node)
   --from TIME, --to TIME       the window, RFC 3339 or Unix seconds (default: the last 15m)
   --last DURATION              the window's length ending at --to or now (default 15m)
   --before DURATION            the reference window ending where the window starts (default 1h);
@@ -69,7 +82,7 @@ Flags:
   --quiet                      no progress lines on standard error
 
 %s
-`, path, connFlagsHelp(), triageExitHelp)
+`, path, path, connFlagsHelp(), triageExitHelp)
 	}
 	if err := parseFlags(fs, args, help); err != nil {
 		return err
@@ -143,8 +156,19 @@ func printTriage(w io.Writer, r *triage.Report) error {
 	if r.Version != "" {
 		who += " " + r.Version
 	}
-	if r.Instance != "" {
+	switch {
+	case r.Instance != "":
 		who += " on " + r.Instance
+	case r.Node != "" && r.Model != "":
+		who += " on node " + r.Node
+	case r.Node != "":
+		who = "node " + r.Node + " (" + strings.Join(r.Models, ", ") + ")"
+		if len(r.Models) == 0 {
+			who = "node " + r.Node + " (no model served)"
+		}
+	}
+	if r.GPU != "" {
+		who += ", GPU " + r.GPU
 	}
 	fmt.Fprintf(w, "%s, %s to %s (%s) against the %s before: %s\n%s\n", who, r.Window.Start.Format(time.RFC3339), r.Window.End.Format(time.RFC3339),
 		r.Window.Duration, r.Before.Duration, strings.ToUpper(strings.ReplaceAll(string(r.Verdict), "_", " ")), r.Summary)
@@ -153,7 +177,11 @@ func printTriage(w io.Writer, r *triage.Report) error {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "#\tCAUSE\tSCORE\tCONFIDENCE\tWHERE")
 		for i, c := range r.Causes {
-			fmt.Fprintf(tw, "%d\t%s\t%.2f\t%s\t%s\n", i+1, c.ID, c.Score, c.Confidence, strings.TrimSpace(c.Instance+" "+c.Version))
+			where := c.Instance + " " + c.Version
+			if r.Model == "" {
+				where = c.Model + " " + where // a node's causes come from several models
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%.2f\t%s\t%s\n", i+1, c.ID, c.Score, c.Confidence, strings.Join(strings.Fields(where), " "))
 		}
 		if err := tw.Flush(); err != nil {
 			return err

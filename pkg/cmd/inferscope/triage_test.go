@@ -58,8 +58,29 @@ func TestTriageCommand(t *testing.T) {
 		t.Fatalf("no direction: exit %d %q\n%s", code, errOut, out)
 	}
 
+	// A GPU alert's question: node-a's GPU 6 asleep (from end−11h), no model named.
+	idle := testbed.DefaultEnd.Add(-11 * time.Hour)
+	code, out, errOut = runCLI(t, "triage", "--prometheus", srv.URL, "--node", "node-a", "--gpu", "6",
+		"--from", idle.Add(10*time.Minute).Format(time.RFC3339), "--to", idle.Add(15*time.Minute).Format(time.RFC3339))
+	if code != exitOK || !strings.Contains(out, "node node-a (recsys-ranker, text-embedder), GPU 6") || !strings.Contains(out, ": DIAGNOSED") ||
+		!strings.Contains(out, "1  gpu_idle") || !strings.Contains(out, "text-embedder node-a:8000") ||
+		!strings.Contains(out, "GPU 6 of node-a (the GPU asked about") || !strings.Contains(errOut, "which models serve node node-a") {
+		t.Fatalf("node: exit %d %q\n%s", code, errOut, out)
+	}
+	t.Logf("\n%s", out)
+	code, out, _ = runCLI(t, "triage", "--prometheus", srv.URL, "--node", "node-a", "--gpu", "6", "--quiet", "--json",
+		"--from", idle.Add(10*time.Minute).Format(time.RFC3339), "--to", idle.Add(15*time.Minute).Format(time.RFC3339))
+	r = triage.Report{}
+	if err := json.Unmarshal([]byte(out), &r); err != nil || code != exitOK || r.Node != "node-a" || r.GPU != "6" ||
+		r.Causes[0].ID != triage.CauseGPUIdle || r.Causes[0].Model != "text-embedder" {
+		t.Fatalf("node --json: exit %d %v %+v", code, err, r.Causes)
+	}
+
 	for _, bad := range [][]string{
 		{"triage", "--model", "m"}, // no --prometheus
+		args("--gpu", "6"),         // a GPU needs its node
+		{"triage", "--prometheus", srv.URL, "--node", "node-a", "--version", "v1"},
+		{"triage", "--prometheus", srv.URL, "--node", "node-a", "--instance", "node-b:8000"},
 		args("--from", "yesterday"),
 		args("--last", "soon"),
 		args("--from", quiet.Format(time.RFC3339), "--last", "15m"),
@@ -78,7 +99,8 @@ func TestTriageCommand(t *testing.T) {
 // TestTriageHelp: the help names the exit codes and flags.
 func TestTriageHelp(t *testing.T) {
 	code, out, _ := runCLI(t, "triage", "--help")
-	if code != exitOK || !strings.Contains(out, "5 no direction") || !strings.Contains(out, "--last DURATION") {
+	if code != exitOK || !strings.Contains(out, "5 no direction") || !strings.Contains(out, "--last DURATION") ||
+		!strings.Contains(out, "--node N [--gpu G]") || !strings.Contains(out, "--gpu G") {
 		t.Fatalf("help: exit %d\n%s", code, out)
 	}
 	code, out, _ = runCLI(t, "report", "--help")

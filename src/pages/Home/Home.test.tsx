@@ -138,7 +138,7 @@ describe('Home page', () => {
     expect(calls).toBe(2);
   });
 
-  test('links to the overview dashboard and the alert rules', async () => {
+  test('links to the overview dashboard, the triage, the release gate and the alert rules', async () => {
     useInferscopeDataSources('inferscope');
     installBackend({ [SETUP_URL]: { status: 200, body: okSetup } });
 
@@ -152,6 +152,14 @@ describe('Home page', () => {
     expect(within(nav).getByRole('link', { name: /alert rules/i })).toHaveAttribute(
       'href',
       '/a/inferscope-monitor-app/alert-rules'
+    );
+    expect(within(nav).getByRole('link', { name: /triage/i })).toHaveAttribute(
+      'href',
+      '/a/inferscope-monitor-app/triage'
+    );
+    expect(within(nav).getByRole('link', { name: /release gate/i })).toHaveAttribute(
+      'href',
+      '/a/inferscope-monitor-app/gate'
     );
     expect(await screen.findByRole('listitem', { name: 'Prometheus' })).toHaveTextContent('OK');
   });

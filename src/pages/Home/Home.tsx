@@ -20,7 +20,7 @@ import {
   listInferscopeDataSources,
   NEW_DATASOURCE_URL,
 } from '../../api/datasources';
-import { AppSettings, PLUGIN_BASE_URL } from '../../constants';
+import { AppSettings, PLUGIN_BASE_URL, ROUTES } from '../../constants';
 import { testIds } from '../../components/testIds';
 import { SetupChecklist } from './SetupChecklist';
 import { useSetup } from './useSetup';
@@ -32,6 +32,9 @@ interface Props {
 /** The overview dashboard the app includes (dashboards/inferscope-overview.json). */
 export const OVERVIEW_DASHBOARD_URL = '/d/inferscope-overview/inferscope-overview';
 export const ALERT_RULES_URL = `${PLUGIN_BASE_URL}/alert-rules`;
+/** The app's own pages: the fifteen-minute triage and the release gate. */
+export const TRIAGE_URL = `${PLUGIN_BASE_URL}/${ROUTES.Triage}`;
+export const GATE_URL = `${PLUGIN_BASE_URL}/${ROUTES.Gate}`;
 
 function Home({ settings }: Props) {
   const s = useStyles2(getStyles);
@@ -94,6 +97,12 @@ function Home({ settings }: Props) {
           <Stack direction="row" gap={1}>
             <LinkButton icon="apps" href={OVERVIEW_DASHBOARD_URL}>
               Open the overview dashboard
+            </LinkButton>
+            <LinkButton icon="search" variant="secondary" href={TRIAGE_URL}>
+              Triage a model or node
+            </LinkButton>
+            <LinkButton icon="code-branch" variant="secondary" href={GATE_URL}>
+              Release gate
             </LinkButton>
             <LinkButton icon="bell" variant="secondary" href={ALERT_RULES_URL}>
               Alert rules

@@ -27,6 +27,7 @@ export function CauseCard({ cause, rank }: Props) {
         )}
         <span className={s.layer}>
           {cause.layer} layer
+          {cause.model ? ` · ${cause.model}` : ''}
           {cause.version ? ` · ${cause.version}` : ''}
           {cause.instance ? ` · ${cause.instance}` : ''}
         </span>

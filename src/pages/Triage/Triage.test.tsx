@@ -8,9 +8,10 @@ import { BackendSrvRequest } from '@grafana/runtime';
 import { toRFC3339, triageUrl } from '../../api/triage';
 import { DATASOURCE_TYPE } from '../../constants';
 import { dataSourceSettings, installBackend, installDataSources, Reply } from '../../test/grafanaServices';
-import Triage, { triageTestIds } from './Triage';
+import Triage, { answerSubject, triageTestIds } from './Triage';
 import { formatChange, formatValue } from './format';
 import answer from './testdata/triage.json';
+import nodeAnswer from './testdata/triage-node.json';
 
 // The page against the data source's recorded triage answer (testdata/triage.json, written by
 // the Go data source's test on the test bed); expected figures are read from it.
@@ -135,7 +136,7 @@ describe('Triage page', () => {
     expect(screen.getByLabelText(/^To/)).toHaveValue('now');
 
     await userEvent.click(screen.getByRole('button', { name: 'Run triage' }));
-    expect(screen.getByText('model: name the model to triage')).toBeInTheDocument();
+    expect(screen.getByText('model: name the model to triage, or a node')).toBeInTheDocument();
     expect(requests).toHaveLength(0);
 
     await userEvent.type(screen.getByLabelText(/^Model/), answer.model);
@@ -171,8 +172,76 @@ describe('Triage page', () => {
     expect(error).toHaveTextContent(message);
   });
 
-  test('a GPU alert names its node and GPU', () => {
-    renderAt('/triage?orgId=1&from=now-15m&to=now&node=node-a&gpu=6');
-    expect(screen.getByText(/GPU 6 on node node-a/)).toBeInTheDocument();
+  // A GPU alert's link names a node and a GPU, no model (pkg/alerting triageLink); the answer is
+  // the data source's for the test bed's GPU idle incident (testdata/triage-node.json).
+  const gpuAlertLink = (from: number, to: number) =>
+    `/triage?orgId=1&from=${from}&to=${to}&node=${encodeURIComponent(nodeAnswer.node)}&gpu=${encodeURIComponent(nodeAnswer.gpu)}`;
+  const nodeStart = Date.parse(nodeAnswer.window.start);
+  const nodeEnd = Date.parse(nodeAnswer.window.end);
+
+  test('a GPU alert link triages the node at once, with the model optional', async () => {
+    const requests = renderAt(gpuAlertLink(nodeStart, nodeEnd), { [URL]: { status: 200, body: nodeAnswer } });
+
+    expect(screen.getByLabelText(/^Node/)).toHaveValue(nodeAnswer.node);
+    expect(screen.getByLabelText(/^GPU/)).toHaveValue(nodeAnswer.gpu);
+    expect(screen.getByLabelText(/^Model/)).toHaveValue('');
+    expect(screen.getByLabelText(/^Model/)).not.toBeRequired();
+    expect(screen.getByTestId(triageTestIds.nodeHint)).toHaveTextContent(
+      `GPU ${nodeAnswer.gpu} of node ${nodeAnswer.node}: every model served on the node is triaged`
+    );
+
+    const verdict = await screen.findByTestId(triageTestIds.verdict);
+    expect(verdict).toHaveTextContent(nodeAnswer.summary);
+    expect(verdict).toHaveTextContent(
+      `Node ${nodeAnswer.node}, GPU ${nodeAnswer.gpu} (${nodeAnswer.models.join(', ')})`
+    );
+    expect(requests.map((r: BackendSrvRequest) => [r.method, r.url, r.params])).toEqual([
+      [
+        'GET',
+        URL,
+        {
+          node: nodeAnswer.node,
+          gpu: nodeAnswer.gpu,
+          from: toRFC3339(new Date(nodeStart)),
+          to: toRFC3339(new Date(nodeEnd)),
+        },
+      ],
+    ]);
+    // The first cause names its model: the GPU is not a model, the answer says which one it serves.
+    const top = nodeAnswer.causes[0];
+    const card = screen.getByRole('region', { name: top.title });
+    expect(card).toHaveTextContent(top.model);
+    expect(card).toHaveTextContent(top.summary);
+    expect(within(card).getByRole('meter', { name: 'Score' })).toHaveAttribute('aria-valuenow', String(top.score));
+    const gpuStep = within(screen.getByRole('list', { name: 'Triage steps' })).getAllByRole('listitem')[1];
+    expect(gpuStep).toHaveTextContent(nodeAnswer.steps[1].finding);
+  });
+
+  test('a node form: a GPU needs its node, a version needs a model', async () => {
+    const requests = renderAt('/triage');
+    await userEvent.type(screen.getByLabelText(/^GPU/), '6');
+    await userEvent.click(screen.getByRole('button', { name: 'Run triage' }));
+    expect(screen.getByText('gpu: name the node the GPU is on')).toBeInTheDocument();
+
+    await userEvent.type(screen.getByLabelText(/^Node/), 'node-a');
+    await userEvent.type(screen.getByLabelText(/^Version/), 'v1.4.0');
+    await userEvent.click(screen.getByRole('button', { name: 'Run triage' }));
+    expect(screen.getByText(/^version: needs a model/)).toBeInTheDocument();
+    expect(requests).toHaveLength(0);
+
+    await userEvent.clear(screen.getByLabelText(/^Version/));
+    await userEvent.click(screen.getByRole('button', { name: 'Run triage' }));
+    await screen.findByTestId(triageTestIds.verdict);
+    expect(requests[0].params).toMatchObject({ node: 'node-a', gpu: '6' });
+    expect(requests[0].params).not.toHaveProperty('model');
+  });
+
+  test('the subject line names the model, or the node with its GPU and models', () => {
+    expect(answerSubject(answer as never)).toBe(
+      `${[answer.model, answer.version].filter(Boolean).join(' ')} on ${answer.instance || 'all instances'}`
+    );
+    expect(answerSubject({ ...nodeAnswer, models: [] } as never)).toBe(
+      `Node ${nodeAnswer.node}, GPU ${nodeAnswer.gpu} (no model served)`
+    );
   });
 });

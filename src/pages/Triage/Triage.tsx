@@ -21,7 +21,7 @@ import { chooseDataSource, listInferscopeDataSources, NEW_DATASOURCE_URL } from 
 import { fetchTriage, TriageAnswer, TriageRequest, TriageRequestError } from '../../api/triage';
 import { AppSettings } from '../../constants';
 import { CauseCard } from './CauseCard';
-import { checkForm, formFromSearch, searchFromForm, TriageForm } from './form';
+import { checkForm, formFromSearch, isNodeForm, searchFromForm, TriageForm } from './form';
 import { formatTime } from './format';
 
 interface Props {
@@ -32,6 +32,7 @@ export const triageTestIds = {
   container: 'data-testid triage-container',
   verdict: 'data-testid triage-verdict',
   error: 'data-testid triage-error',
+  nodeHint: 'data-testid triage-node-hint',
 };
 
 type Submitted = { request: TriageRequest; attempt: number };
@@ -79,10 +80,11 @@ function Triage({ settings }: Props) {
   const choice = useMemo(() => chooseDataSource(dataSources, settings.datasourceUid), [dataSources, settings]);
   const [uid, setUid] = useState<string | undefined>(choice.selected?.uid);
   const [search, setSearch] = useSearchParams();
-  // The page opens on the URL's form and, when it names a model (an alert's link), runs it at once.
+  // The page opens on the URL's form and, when it names a model or a node (an alert's link),
+  // runs it at once.
   const [initial] = useState(() => {
     const form = formFromSearch(search);
-    return { form, check: form.model ? checkForm(form) : undefined };
+    return { form, check: form.model || form.node ? checkForm(form) : undefined };
   });
   const [form, setForm] = useState<TriageForm>(initial.form);
   const [errors, setErrors] = useState(initial.check && !initial.check.ok ? initial.check.errors : {});
@@ -91,8 +93,7 @@ function Triage({ settings }: Props) {
   );
   const [result, setResult] = useState<{ key: string; state: Loaded }>();
   const key = `${uid ?? ''}#${JSON.stringify(submitted)}`;
-  const gpuSubject =
-    search.get('node') || search.get('gpu') ? { node: search.get('node'), gpu: search.get('gpu') } : null;
+  const byNode = isNodeForm(form);
 
   useEffect(() => {
     if (!uid || !submitted) {
@@ -162,11 +163,13 @@ function Triage({ settings }: Props) {
           framework internals and inputs, network and warm-up, each compared with the time before; the causes with
           evidence come back ranked, with the next step and the dashboard panels to open.
         </p>
-        {gpuSubject && (
-          <Alert severity="info" title="GPU alert">
-            The alert names GPU {gpuSubject.gpu ?? '?'} on node {gpuSubject.node ?? '?'}. Triage works per model: enter
-            the model that GPU serves.
-          </Alert>
+        {byNode && (
+          <p className={s.hint} data-testid={triageTestIds.nodeHint}>
+            {form.gpu.trim() ? `GPU ${form.gpu.trim()} of node ${form.node.trim()}` : `Node ${form.node.trim()}`}: every
+            model served on the node is triaged and their causes ranked together
+            {form.gpu.trim() ? '; the GPU readings (memory, utilisation, idle, XID) are of that GPU' : ''}. Name a model
+            to triage only that one.
+          </p>
         )}
         <form onSubmit={submit} aria-label="Triage">
           <Stack direction="row" gap={1} wrap="wrap" alignItems="flex-start">
@@ -179,14 +182,26 @@ function Triage({ settings }: Props) {
                 onChange={(v) => setUid(v.value)}
               />
             </Field>
-            <Field label="Model" invalid={!!errors.model} error={errors.model} required>
+            <Field
+              label="Model"
+              description={form.node.trim() ? 'optional with a node' : undefined}
+              invalid={!!errors.model}
+              error={errors.model}
+              required={!form.node.trim()}
+            >
               <Input id="triage-model" width={24} value={form.model} onChange={set('model')} />
             </Field>
-            <Field label="Version" description="optional">
+            <Field label="Version" description="optional" invalid={!!errors.version} error={errors.version}>
               <Input id="triage-version" width={16} value={form.version} onChange={set('version')} />
             </Field>
             <Field label="Instance" description="optional">
               <Input id="triage-instance" width={20} value={form.instance} onChange={set('instance')} />
+            </Field>
+            <Field label="Node" description="a GPU alert's node">
+              <Input id="triage-node" width={16} value={form.node} onChange={set('node')} />
+            </Field>
+            <Field label="GPU" description="index on the node" invalid={!!errors.gpu} error={errors.gpu}>
+              <Input id="triage-gpu" width={8} value={form.gpu} onChange={set('gpu')} />
             </Field>
             <Field label="From" description="now-15m, RFC 3339 or ms" invalid={!!errors.from} error={errors.from}>
               <Input id="triage-from" width={24} value={form.from} onChange={set('from')} />
@@ -221,16 +236,16 @@ function TriageResult({ answer }: { answer: TriageAnswer }) {
   const s = useStyles2(getStyles);
   const view = verdictView[answer.verdict] ?? verdictView.no_direction;
   const causeTitle = (id: string) => answer.causes.find((c) => c.id === id)?.title ?? id.replace(/_/g, ' ');
-  const subject = [answer.model, answer.version].filter(Boolean).join(' ');
+  const subject = answerSubject(answer);
   return (
     <>
       <div data-testid={triageTestIds.verdict}>
         <Alert severity={view.severity} title={view.title(answer)}>
           <p>{answer.summary}</p>
           <p className={s.hint}>
-            {subject} on {answer.instance || 'all instances'}: {answer.window.duration} from{' '}
-            {formatTime(answer.window.start)} to {formatTime(answer.window.end)}, compared with the{' '}
-            {answer.before.duration} from {formatTime(answer.before.start)} to {formatTime(answer.before.end)}.
+            {subject}: {answer.window.duration} from {formatTime(answer.window.start)} to{' '}
+            {formatTime(answer.window.end)}, compared with the {answer.before.duration} from{' '}
+            {formatTime(answer.before.start)} to {formatTime(answer.before.end)}.
           </p>
         </Alert>
       </div>
@@ -275,6 +290,18 @@ function TriageResult({ answer }: { answer: TriageAnswer }) {
       )}
     </>
   );
+}
+
+/** What the answer is about: the model (and version) and where, or the node, its GPU and models. */
+export function answerSubject(a: TriageAnswer): string {
+  const gpu = a.gpu ? `, GPU ${a.gpu}` : '';
+  if (!a.model && a.node) {
+    const models = a.models && a.models.length > 0 ? a.models.join(', ') : 'no model served';
+    return `Node ${a.node}${gpu} (${models})`;
+  }
+  const what = [a.model, a.version].filter(Boolean).join(' ');
+  const where = a.instance || (a.node ? `node ${a.node}` : 'all instances');
+  return `${what} on ${where}${gpu}`;
 }
 
 export default Triage;

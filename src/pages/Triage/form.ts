@@ -5,6 +5,9 @@ export interface TriageForm {
   model: string;
   version: string;
   instance: string;
+  /** A GPU alert's node (and GPU): without a model, every model served on the node. */
+  node: string;
+  gpu: string;
   from: string;
   to: string;
 }
@@ -14,14 +17,17 @@ export const DEFAULT_TO = 'now';
 
 /**
  * The form an alert link opens: /a/inferscope-monitor-app/triage?model=…&version=…&instance=…
- * &from=<ms>&to=<ms>. Epoch times are shown as RFC 3339; relative ones are kept as written, so
- * that a link opened later still means "the last 15 minutes".
+ * &from=<ms>&to=<ms> (a service alert) or ?node=…&gpu=…&from=…&to=… (a GPU alert). Epoch times
+ * are shown as RFC 3339; relative ones are kept as written, so that a link opened later still
+ * means "the last 15 minutes".
  */
 export function formFromSearch(search: URLSearchParams): TriageForm {
   return {
     model: search.get('model')?.trim() ?? '',
     version: search.get('version')?.trim() ?? '',
     instance: search.get('instance')?.trim() ?? '',
+    node: search.get('node')?.trim() ?? '',
+    gpu: search.get('gpu')?.trim() ?? '',
     from: readableTime(search.get('from'), DEFAULT_FROM),
     to: readableTime(search.get('to'), DEFAULT_TO),
   };
@@ -42,7 +48,7 @@ function readableTime(raw: string | null, fallback: string): string {
 /** The search parameters that reopen this form (empty fields left out). */
 export function searchFromForm(form: TriageForm): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const key of ['model', 'version', 'instance', 'from', 'to'] as const) {
+  for (const key of ['model', 'version', 'instance', 'node', 'gpu', 'from', 'to'] as const) {
     const v = form[key].trim();
     if (v !== '') {
       out[key] = v;
@@ -56,11 +62,24 @@ export type FormCheck =
 
 const TIME_HELP = 'use RFC 3339 (2026-11-23T04:10:00Z), milliseconds since the epoch, or now-15m';
 
+/** Whether the form asks about a node's models rather than one model (a GPU alert). */
+export function isNodeForm(form: TriageForm): boolean {
+  return form.model.trim() === '' && form.node.trim() !== '';
+}
+
 /** Validates the form and resolves its times to what the resource reads. */
 export function checkForm(form: TriageForm): FormCheck {
   const errors: Partial<Record<keyof TriageForm, string>> = {};
-  if (form.model.trim() === '') {
-    errors.model = 'model: name the model to triage';
+  const model = form.model.trim();
+  const node = form.node.trim();
+  if (model === '' && node === '') {
+    errors.model = 'model: name the model to triage, or a node';
+  }
+  if (model === '' && node !== '' && form.version.trim() !== '') {
+    errors.version = "version: needs a model (a node's models are triaged with all their versions)";
+  }
+  if (form.gpu.trim() !== '' && node === '' && form.instance.trim() === '') {
+    errors.gpu = 'gpu: name the node the GPU is on';
   }
   const from = parseTimeParam(form.from || DEFAULT_FROM, false);
   const to = parseTimeParam(form.to || DEFAULT_TO, true);
@@ -79,9 +98,11 @@ export function checkForm(form: TriageForm): FormCheck {
   return {
     ok: true,
     request: {
-      model: form.model.trim(),
+      model: model || undefined,
       version: form.version.trim() || undefined,
       instance: form.instance.trim() || undefined,
+      node: node || undefined,
+      gpu: form.gpu.trim() || undefined,
       from: toRFC3339(from),
       to: toRFC3339(to),
     },

@@ -1,0 +1,104 @@
+package triage
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/inferscope/inferscope/pkg/engine"
+)
+
+// A GPU alert names a node and a GPU, not a model: GPU series carry no model label. A node
+// question triages every model served on the node's instances (instances whose host is the
+// node, the engine's GPU join rule), each restricted to those instances, and merges them into
+// one ranked report.
+
+// NodeReadings are the readings of a node question: one Readings per model served there.
+type NodeReadings struct {
+	Node, GPU      string
+	Instance       string // one instance of the node, when the question names one
+	Window, Before Span
+	Models         []*Readings // by model name
+	Notices        []string
+	Queries        int
+}
+
+// ReadNode finds the models served on o.Node (completed with defaults) in the window or the
+// reference before it and reads each on the node's instances.
+func ReadNode(ctx context.Context, e *engine.Engine, o Options) (*NodeReadings, error) {
+	r := newReader(e, o)
+	nr := &NodeReadings{Node: r.rd.Node, GPU: o.GPU, Instance: o.Instance, Window: r.rd.Window, Before: r.rd.Before}
+	if o.Progress != nil {
+		o.Progress(1, 2, "which models serve node "+nr.Node)
+	}
+	// The node's instances: every instance's traffic, kept where its host is the node.
+	sel := map[string]any{"by": "instance", "warmupFilter": false}
+	if o.Instance != "" {
+		sel["instance"] = o.Instance
+	}
+	res, err := r.run(ctx, "throughput", sel)
+	if err != nil {
+		return nil, err
+	}
+	var instances []string
+	for _, s := range res.Series {
+		in := s.Labels[r.instLbl]
+		if in != "" && nodeOf(in) == nr.Node && anyFinite(s.V) {
+			instances = appendUnique(instances, in)
+		}
+	}
+	var models []string
+	if len(instances) > 0 {
+		if e.Profile.ModelLabel == "" {
+			return nil, fmt.Errorf("%w: node: %s metrics carry no model label, so the models on a node cannot be told apart: name the model", ErrOptions, e.Profile.Title)
+		}
+		res, err := r.run(ctx, "throughput", map[string]any{"by": "model", "instance": instances, "warmupFilter": false})
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range res.Series {
+			if m := s.Labels[e.Profile.ModelLabel]; m != "" && anyFinite(s.V) {
+				models = appendUnique(models, m)
+			}
+		}
+	}
+	if len(models) == 0 {
+		r.notice(fmt.Sprintf("no model was served on node %s in %s–%s: no instance's host is %q (the instance label without its port)",
+			nr.Node, nr.Before.Start.Format(time.RFC3339), nr.Window.End.Format(time.RFC3339), nr.Node))
+	}
+	nr.Notices, nr.Queries = r.rd.Notices, r.rd.Queries
+	// One model at a time: each read already runs its queries in parallel, up to maxParallel.
+	for i, m := range models {
+		mo := o
+		mo.Model, mo.Version, mo.Node = m, "", nr.Node
+		mo.Progress = nil
+		if o.Progress != nil {
+			mo.Progress = func(_, _ int, label string) {
+				o.Progress(2, 2, fmt.Sprintf("%s (model %d of %d): %s", m, i+1, len(models), label))
+			}
+		}
+		rd, err := Read(ctx, e, mo)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", m, err)
+		}
+		nr.Models = append(nr.Models, rd)
+		nr.Queries += rd.Queries
+		nr.Notices = append(nr.Notices, rd.Notices...)
+	}
+	nr.Notices = uniqueSorted(nr.Notices)
+	return nr, nil
+}
+
+func uniqueSorted(list []string) []string {
+	out := []string{}
+	seen := map[string]bool{}
+	for _, s := range list {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -16,7 +16,9 @@ import (
 
 // The Grafana rules' data queries run through the engine the data source runs them with, on
 // the test bed's week of history in a real Prometheus: each yields the series its rule reduces
-// (the names in `series` exist), and the GPU rules cross their lines during their incidents.
+// (the names in `series` exist), the service rules' series one per instance (the alert's
+// instance label comes from them), and the rules cross their lines during their incidents:
+// node-a's queue surge passes queue-p1's line on node-a, read per instance.
 func TestGrafanaQueriesYieldTheirSeries(t *testing.T) {
 	dir, s := testbed.TSDB(t)
 	srv := promtest.Start(t, promtest.Options{DataDir: dir})
@@ -52,7 +54,7 @@ func TestGrafanaQueriesYieldTheirSeries(t *testing.T) {
 		"gpu-idle-p0":        {at(testbed.GPUIdle, 12*time.Minute), 0.5},
 		"errors-p0":          {at(testbed.QueueSurge, 15*time.Minute), math.NaN()},
 		"jitter-p1":          {at(testbed.ComputeSlowdown, 20*time.Minute), p.JitterRatio},
-		"queue-p1":           {at(testbed.QueueSurge, 15*time.Minute), math.NaN()},
+		"queue-p1":           {at(testbed.QueueSurge, 15*time.Minute), p.QueueShare},
 		"gpumem-forecast-p2": {at(testbed.ComputeSlowdown, -30*time.Minute), math.NaN()},
 	}
 	for _, r := range g.Rules {
@@ -80,9 +82,16 @@ func TestGrafanaQueriesYieldTheirSeries(t *testing.T) {
 			}
 			want := query.Series[0]
 			peak, n := math.Inf(-1), 0
+			instances := map[string]bool{}
 			for _, s := range res.Series {
 				if s.Name != want {
 					t.Errorf("series %q is not the one the rule asked for (%q)", s.Name, want)
+				}
+				if r.Labels[ScopeLabel] == string(ScopeService) {
+					if s.Labels["instance"] == "" || r.Labels[InstanceLabel] == "" {
+						t.Errorf("service series %v (rule labels %v): no instance", s.Labels, r.Labels)
+					}
+					instances[s.Labels["instance"]] = true
 				}
 				n++
 				for _, v := range s.V {
@@ -96,6 +105,9 @@ func TestGrafanaQueriesYieldTheirSeries(t *testing.T) {
 			}
 			if !math.IsNaN(c.above) && peak <= c.above {
 				t.Errorf("%s peaked at %g, the rule needs above %g", want, peak, c.above)
+			}
+			if r.Labels[ScopeLabel] == string(ScopeService) && len(instances) != len(s.Instances()) {
+				t.Errorf("series on %d instances, want one per instance (%d)", len(instances), len(s.Instances()))
 			}
 			t.Logf("%d %q series, peak %.3g", n, want, peak)
 		})

@@ -10,6 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v2"
 
+	"github.com/inferscope/inferscope/pkg/engine"
 	"github.com/inferscope/inferscope/pkg/profile"
 	"github.com/inferscope/inferscope/pkg/prom"
 )
@@ -152,10 +153,11 @@ func GrafanaRules(p Params, orgID int64) (GrafanaGroup, error) {
 
 func grafanaRule(p Params, b *builder, s spec, orgID int64) (GrafanaRule, error) {
 	main, rangeFrom, viaPromQL := grafanaMainQuery(p, b, s)
-	// Labels the data query's series carry: the engine's types keep model/version (service) or
-	// node/gpu (GPU) apart; the promql ones carry what the expression groups by.
+	// Labels the data query's series carry: the engine's service types, queried by instance,
+	// keep model/version/instance apart, its GPU types node/gpu; the promql ones carry what the
+	// expression groups by.
 	c := ctx{b: b, value: "$values." + refReduce + ".Value", node: "node"}
-	qpsBy := nonEmpty2(b.model, b.version)
+	var qpsBy []string
 	switch {
 	case s.scope == ScopeGPU:
 		qpsBy = []string{"node"}
@@ -166,7 +168,8 @@ func grafanaRule(p Params, b *builder, s spec, orgID int64) (GrafanaRule, error)
 		}
 		qpsBy = nonEmpty2(c.model, c.version, c.instance)
 	default:
-		c.model, c.version = b.model, b.version
+		c.model, c.version, c.instance = b.model, b.version, b.instance
+		qpsBy = nonEmpty2(c.model, c.version, c.instance)
 	}
 	data := []GrafanaQuery{
 		dsQuery(p, refData, main, rangeFrom),
@@ -205,10 +208,17 @@ func grafanaMainQuery(p Params, b *builder, s spec) (map[string]any, int64, bool
 	base := func(t string, series ...string) map[string]any {
 		return map[string]any{"queryType": t, "warmupFilter": true, "rateInterval": rate, "series": series}
 	}
+	// The service types read one series per instance, so a problem on one instance is not
+	// averaged over the others (and the alert names it).
+	service := func(t string, series ...string) map[string]any {
+		m := base(t, series...)
+		m["by"] = engine.ByInstance
+		return m
+	}
 	tenMin := int64(600)
 	switch s.id {
 	case "latency-p0", "latency-p1":
-		m := base("baseline", "ratio")
+		m := service("baseline", "ratio")
 		m["quantile"], m["days"], m["window"], m["minDays"] = p.LatencyQuantile, p.BaselineDays, promDuration(p.BaselineWindow), p.BaselineMinDays
 		m["ratioWarn"], m["ratioCrit"], m["for"] = p.LatencyWarnRatio, p.LatencyCritRatio, promDuration(p.LatencyWarnFor)
 		return m, tenMin, false
@@ -221,11 +231,11 @@ func grafanaMainQuery(p Params, b *builder, s spec) (map[string]any, int64, bool
 		m["idleFor"], m["qpsFraction"] = promDuration(p.GPUIdleFor), p.GPUIdleQPSFraction
 		return m, tenMin, false
 	case "errors-p0":
-		return base("errors", "error_ratio"), tenMin, false
+		return service("errors", "error_ratio"), tenMin, false
 	case "jitter-p1":
-		return base("jitter", "jitter"), tenMin, false
+		return service("jitter", "jitter"), tenMin, false
 	case "queue-p1":
-		return base("split", "queue_share"), tenMin, false
+		return service("split", "queue_share"), tenMin, false
 	case "gpumem-forecast-p2":
 		m := base("gpumem_forecast", "eta")
 		m["threshold"], m["window"] = p.ForecastThreshold, promDuration(p.ForecastWindow)

@@ -372,3 +372,60 @@ func TestCommittedProvisioningFileIsTheRendering(t *testing.T) {
 		}
 	}
 }
+
+// The service rules that query the engine's types read one series per instance, so an alert
+// names the instance (and its node) and a problem on one instance is not averaged over the
+// others: the data query asks for it, the labels and links carry it, and the request rate D
+// is grouped the same way. Renamed labels are followed.
+func TestGrafanaServiceRulesNameTheInstance(t *testing.T) {
+	for _, tc := range []struct {
+		name                 string
+		model, version, inst string
+		edit                 func(*Params)
+	}{
+		{"defaults", "model_name", "model_version", "instance", func(*Params) {}},
+		{"renamed labels", "app", "rev", "pod", func(p *Params) { p.ModelLabel, p.VersionLabel, p.InstanceLabel = "app", "rev", "pod" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := grafanaParams()
+			p.GrafanaURL = "http://grafana.example"
+			tc.edit(&p)
+			g, err := GrafanaRules(p, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref := func(l string) string { return `(index $labels "` + l + `")` }
+			seen := 0
+			for _, r := range g.Rules {
+				if r.Labels[ScopeLabel] != string(ScopeService) || r.Data[0].QueryType == "promql" {
+					if by, ok := r.Data[0].Model["by"]; ok {
+						t.Errorf("%s: by %v on a query that is not a service type", r.Title, by)
+					}
+					continue
+				}
+				seen++
+				if by := r.Data[0].Model["by"]; by != engine.ByInstance {
+					t.Errorf("%s: data query by %v, want %q", r.Title, by, engine.ByInstance)
+				}
+				if got, want := r.Labels[InstanceLabel], "{{ "+ref(tc.inst)+" }}"; got != want {
+					t.Errorf("%s: instance label %q, want %q", r.Title, got, want)
+				}
+				if !strings.Contains(r.Labels[NodeOutLabel], ref(tc.inst)) || r.Labels[ModelLabel] != "{{ "+ref(tc.model)+" }}" {
+					t.Errorf("%s: labels %v", r.Title, r.Labels)
+				}
+				a := r.Annotations
+				if !strings.Contains(a["summary"], " on {{ "+ref(tc.inst)+" }}:") ||
+					!strings.Contains(a["dashboard"], "&var-instance={{ "+ref(tc.inst)+" | urlquery }}") ||
+					!strings.Contains(a["triage"], "&instance={{ "+ref(tc.inst)+" | urlquery }}") {
+					t.Errorf("%s: annotations do not name the instance: %v", r.Title, a)
+				}
+				if expr, _ := r.Data[3].Model["expr"].(string); !strings.HasPrefix(expr, "sum by ("+tc.model+", "+tc.version+", "+tc.inst+") (") {
+					t.Errorf("%s: request rate D %q, want it grouped like A", r.Title, expr)
+				}
+			}
+			if seen != 5 {
+				t.Errorf("%d service rules on the engine's types, want 5 (latency-p0/p1, errors, jitter, queue)", seen)
+			}
+		})
+	}
+}

@@ -21,8 +21,9 @@ const dayLabel = "inferscope_day"
 
 // baselineQuery: the current latency against the same time of day on previous days.
 type baselineQuery struct {
-	quantile float64
-	opt      derive.BaselineOptions
+	quantile    float64
+	opt         derive.BaselineOptions
+	perInstance bool // per instance: each instance against its own previous days
 }
 
 func parseBaseline(_ Common, f Fields) (Runner, error) {
@@ -59,6 +60,9 @@ func parseBaseline(_ Common, f Fields) (Runner, error) {
 	if bq.opt.MinDays, err = f.Int("minDays", min(d.MinDays, bq.opt.Days), 1, bq.opt.Days); err != nil {
 		return nil, err
 	}
+	if bq.perInstance, err = parseServiceBy(f); err != nil {
+		return nil, err
+	}
 	return bq, nil
 }
 
@@ -81,7 +85,7 @@ func (bq baselineQuery) Run(ctx context.Context, x *Exec) error {
 		q = 0
 	}
 	what := quantileName(q)
-	by := x.groupLabels()
+	by := x.serviceLabels(bq.perInstance)
 	var current []stat
 	var history map[string][]point
 	if err := all(ctx,

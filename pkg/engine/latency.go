@@ -19,9 +19,10 @@ var DefaultQuantiles = []float64{0.5, 0.95, 0.99}
 
 const maxQuantiles = 10
 
-// latencyQuery: the role's quantiles per model/version.
+// latencyQuery: the role's quantiles per model/version (and instance).
 type latencyQuery struct {
-	quantiles []float64
+	quantiles   []float64
+	perInstance bool
 }
 
 func parseLatency(_ Common, f Fields) (Runner, error) {
@@ -44,7 +45,11 @@ func parseLatency(_ Common, f Fields) (Runner, error) {
 			out = append(out, q)
 		}
 	}
-	return latencyQuery{quantiles: out}, nil
+	perInstance, err := parseServiceBy(f)
+	if err != nil {
+		return nil, err
+	}
+	return latencyQuery{quantiles: out, perInstance: perInstance}, nil
 }
 
 func (lq latencyQuery) Run(ctx context.Context, x *Exec) error {
@@ -58,7 +63,7 @@ func (lq latencyQuery) Run(ctx context.Context, x *Exec) error {
 	if !hasQuantiles(m) {
 		qs = []float64{0}
 	}
-	stats, err := x.readLatency(ctx, m, qs, x.groupLabels())
+	stats, err := x.readLatency(ctx, m, qs, x.serviceLabels(lq.perInstance))
 	if err != nil {
 		return err
 	}
@@ -71,9 +76,10 @@ func (lq latencyQuery) Run(ctx context.Context, x *Exec) error {
 	return nil
 }
 
-// jitterQuery: P99/P50 per model/version, with the threshold line.
+// jitterQuery: P99/P50 per model/version (and instance), with the threshold line.
 type jitterQuery struct {
-	threshold float64
+	threshold   float64
+	perInstance bool
 }
 
 func parseJitter(_ Common, f Fields) (Runner, error) {
@@ -84,7 +90,11 @@ func parseJitter(_ Common, f Fields) (Runner, error) {
 	if !(th > 1) || th > 1000 {
 		return nil, fieldErr("threshold", "must be above 1 and at most 1000, got %g", th)
 	}
-	return jitterQuery{threshold: th}, nil
+	perInstance, err := parseServiceBy(f)
+	if err != nil {
+		return nil, err
+	}
+	return jitterQuery{threshold: th, perInstance: perInstance}, nil
 }
 
 func (jq jitterQuery) Run(ctx context.Context, x *Exec) error {
@@ -98,7 +108,7 @@ func (jq jitterQuery) Run(ctx context.Context, x *Exec) error {
 		x.Notice(Warning, fmt.Sprintf("%s exports no latency percentiles, so the P99/P50 jitter ratio cannot be computed", x.e.Profile.Title))
 		return nil
 	}
-	stats, err := x.readLatency(ctx, m, []float64{0.99, 0.5}, x.groupLabels())
+	stats, err := x.readLatency(ctx, m, []float64{0.99, 0.5}, x.serviceLabels(jq.perInstance))
 	if err != nil {
 		return err
 	}

@@ -28,6 +28,32 @@ type stat struct {
 // groupLabels are the labels a model query groups by: model and version where the profile has them.
 func (x *Exec) groupLabels() []string { return union(nil, x.modelLabel, x.versionLabel) }
 
+// Values of the service types' `by` field: one series per model version (the default), or one
+// per model version and instance, so a problem on one instance is not averaged over the others.
+const (
+	ByVersion  = "version"
+	ByInstance = "instance"
+)
+
+// parseServiceBy reads the `by` field of the service types (latency, jitter, split, baseline,
+// errors); it reports whether the series are per instance.
+func parseServiceBy(f Fields) (bool, error) {
+	by, err := f.OneOf("by", ByVersion, ByVersion, ByInstance)
+	if err != nil {
+		return false, err
+	}
+	return by == ByInstance, nil
+}
+
+// serviceLabels are the labels a service type groups by: groupLabels, and the instance when
+// perInstance.
+func (x *Exec) serviceLabels(perInstance bool) []string {
+	if perInstance {
+		return union(x.groupLabels(), x.instanceLabel)
+	}
+	return x.groupLabels()
+}
+
 // groupKey identifies a series by the given labels.
 func groupKey(labels map[string]string, by []string) string {
 	var b strings.Builder

@@ -11,9 +11,11 @@ import (
 
 func init() { register("split", parseSplit) }
 
-// splitQuery: mean queue, compute and network time per model/version, their shares and the regime.
+// splitQuery: mean queue, compute and network time per model/version (and instance), their
+// shares and the regime.
 type splitQuery struct {
-	opt derive.SplitOptions
+	opt         derive.SplitOptions
+	perInstance bool
 }
 
 func parseSplit(_ Common, f Fields) (Runner, error) {
@@ -22,7 +24,11 @@ func parseSplit(_ Common, f Fields) (Runner, error) {
 	if opt.BaselineWindow, err = f.DurationIn("baselineWindow", opt.BaselineWindow, time.Minute, 24*time.Hour); err != nil {
 		return nil, err
 	}
-	return splitQuery{opt: opt}, nil
+	perInstance, err := parseServiceBy(f)
+	if err != nil {
+		return nil, err
+	}
+	return splitQuery{opt: opt, perInstance: perInstance}, nil
 }
 
 // RegimeMappings name the regime series' values.
@@ -60,7 +66,7 @@ func (sq splitQuery) Run(ctx context.Context, x *Exec) error {
 	}
 	x.Notice(Info, "segments are mean times per request (means add up; percentiles do not)")
 	x.SetPadding(sq.opt.BaselineWindow)
-	by := x.groupLabels()
+	by := x.serviceLabels(sq.perInstance)
 	reqs := []latencyReq{{queue, []float64{0}}, {compute, []float64{0}}}
 	if okN {
 		reqs = append(reqs, latencyReq{network, []float64{0}}, latencyReq{e2e, []float64{0}})

@@ -61,18 +61,31 @@ func (tq throughputQuery) Run(ctx context.Context, x *Exec) error {
 	return nil
 }
 
-// errorsQuery: error and timeout ratios (and rates) per model/version.
-type errorsQuery struct{}
+// errorsQuery: error and timeout ratios (and rates) per model/version (and instance).
+type errorsQuery struct {
+	perInstance bool
+}
 
-func parseErrors(Common, Fields) (Runner, error) { return errorsQuery{}, nil }
+func parseErrors(_ Common, f Fields) (Runner, error) {
+	perInstance, err := parseServiceBy(f)
+	if err != nil {
+		return nil, err
+	}
+	return errorsQuery{perInstance: perInstance}, nil
+}
 
-func (errorsQuery) Run(ctx context.Context, x *Exec) error {
+func (eq errorsQuery) Run(ctx context.Context, x *Exec) error {
 	req, ok, why := x.resolve(profile.Requests)
 	if !ok {
 		x.Notice(Warning, why)
 		return nil
 	}
-	by := x.groupLabels()
+	by := x.serviceLabels(eq.perInstance)
+	// A host-wide failure counter is grouped by what it carries: the instance, or nothing.
+	var hostBy []string
+	if eq.perInstance {
+		hostBy = []string{x.instanceLabel}
+	}
 	type failure struct {
 		name, display string
 		m             profile.Measure
@@ -97,13 +110,13 @@ func (errorsQuery) Run(ctx context.Context, x *Exec) error {
 		if m.PerInstance {
 			// A host-wide failure counter (TorchServe's Requests5XX) is compared with every
 			// request of the same instances.
-			fby = nil
+			fby = hostBy
 			x.Notice(Warning, fmt.Sprintf("the %s counter carries no model or version label: the ratio is over all models of the selected instances", f.display))
 			if hostAt < 0 {
 				host := req
 				host.PerInstance = true
 				hostAt = len(reqs) + 1
-				reqs = append(reqs, rateReq{m, fby}, rateReq{host, nil})
+				reqs = append(reqs, rateReq{m, fby}, rateReq{host, hostBy})
 				fails = append(fails, f)
 				continue
 			}

@@ -1,5 +1,4 @@
-import { lastValueFrom } from 'rxjs';
-import { FetchError, getBackendSrv, isFetchError } from '@grafana/runtime';
+import { failureWithStatus, fetchResource, isObject, ResourceRequestError, resourceUrl } from './resource';
 
 /**
  * Client of the data source's `rules` resource (pkg/datasource/alerting.go): the alert-rule
@@ -88,43 +87,22 @@ export interface RulesAnswer {
 export type ParamValues = Record<string, string>;
 
 export function rulesUrl(uid: string): string {
-  return `/api/datasources/uid/${encodeURIComponent(uid)}/resources/rules`;
+  return resourceUrl(uid, 'rules');
 }
 
 /** The data source's answer could not be had or used. */
-export class RulesRequestError extends Error {
-  constructor(
-    message: string,
-    readonly status?: number
-  ) {
-    super(message);
-    this.name = 'RulesRequestError';
-  }
+export class RulesRequestError extends ResourceRequestError {
+  name = 'RulesRequestError';
 }
 
 async function post(uid: string, body: object): Promise<RulesAnswer> {
-  let data: unknown;
-  try {
-    const response = await lastValueFrom(
-      getBackendSrv().fetch<unknown>({ url: rulesUrl(uid), method: 'POST', data: body, showErrorAlert: false })
-    );
-    data = response.data;
-  } catch (err) {
-    throw toRulesError(err);
-  }
-  return parseRulesAnswer(data);
-}
-
-function toRulesError(err: unknown): RulesRequestError {
-  if (isFetchError(err)) {
-    const fe = err as FetchError<{ error?: string; message?: string } | string | undefined>;
-    const body = fe.data;
-    const detail = typeof body === 'string' ? body : body?.error || body?.message || fe.statusText || 'request failed';
-    return new RulesRequestError(`the data source answered HTTP ${fe.status}: ${detail}`, fe.status);
-  }
-  return new RulesRequestError(
-    `the data source could not be reached: ${err instanceof Error ? err.message : String(err)}`
+  const data = await fetchResource(
+    uid,
+    'rules',
+    { method: 'POST', body, describe: failureWithStatus },
+    RulesRequestError
   );
+  return parseRulesAnswer(data);
 }
 
 /** The catalog and the parameters with their values. */
@@ -148,8 +126,4 @@ export function parseRulesAnswer(data: unknown): RulesAnswer {
     throw new RulesRequestError('the data source answered with an unexpected rules document');
   }
   return data as unknown as RulesAnswer;
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

@@ -1,7 +1,5 @@
-import { lastValueFrom } from 'rxjs';
-import { FetchError, getBackendSrv, isFetchError } from '@grafana/runtime';
-
 import { ParamValues, Severity } from './alerting';
+import { failureWithStatus, fetchResource, isObject, ResourceRequestError, resourceUrl } from './resource';
 
 /**
  * Client of the data source's `backtest` resource: each catalog rule evaluated over history
@@ -68,43 +66,22 @@ export interface BacktestRequest {
 }
 
 export function backtestUrl(uid: string): string {
-  return `/api/datasources/uid/${encodeURIComponent(uid)}/resources/backtest`;
+  return resourceUrl(uid, 'backtest');
 }
 
 /** The backtest could not be run: `status` 400 is bad input, 502 Prometheus, absent no answer. */
-export class BacktestRequestError extends Error {
-  constructor(
-    message: string,
-    readonly status?: number
-  ) {
-    super(message);
-    this.name = 'BacktestRequestError';
-  }
+export class BacktestRequestError extends ResourceRequestError {
+  name = 'BacktestRequestError';
 }
 
 export async function runBacktest(uid: string, req: BacktestRequest): Promise<BacktestAnswer> {
-  let data: unknown;
-  try {
-    const response = await lastValueFrom(
-      getBackendSrv().fetch<unknown>({ url: backtestUrl(uid), method: 'POST', data: req, showErrorAlert: false })
-    );
-    data = response.data;
-  } catch (err) {
-    throw toBacktestError(err);
-  }
-  return parseBacktest(data);
-}
-
-function toBacktestError(err: unknown): BacktestRequestError {
-  if (isFetchError(err)) {
-    const fe = err as FetchError<{ error?: string; message?: string } | string | undefined>;
-    const body = fe.data;
-    const detail = typeof body === 'string' ? body : body?.error || body?.message || fe.statusText || 'request failed';
-    return new BacktestRequestError(`the data source answered HTTP ${fe.status}: ${detail}`, fe.status);
-  }
-  return new BacktestRequestError(
-    `the data source could not be reached: ${err instanceof Error ? err.message : String(err)}`
+  const data = await fetchResource(
+    uid,
+    'backtest',
+    { method: 'POST', body: req, describe: failureWithStatus },
+    BacktestRequestError
   );
+  return parseBacktest(data);
 }
 
 /** Checks the answer's shape so that a malformed reply is an error, not a broken page. */
@@ -128,8 +105,4 @@ export function parseBacktest(data: unknown): BacktestAnswer {
     warmups: Array.isArray(data.warmups) ? data.warmups : [],
     deploys: Array.isArray(data.deploys) ? data.deploys : [],
   } as unknown as BacktestAnswer;
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

@@ -1,5 +1,4 @@
-import { lastValueFrom } from 'rxjs';
-import { FetchError, getBackendSrv, isFetchError } from '@grafana/runtime';
+import { fetchResource, isObject, ResourceRequestError, resourceUrl } from './resource';
 
 /**
  * Client of the data source's `gate` resource (pkg/gate): a canary version compared with the
@@ -47,7 +46,7 @@ export interface GateRequest {
 export const GATE_DEFAULTS = { window: '2h', latencyThreshold: '10%', memoryThreshold: '5%' };
 
 export function gateUrl(uid: string): string {
-  return `/api/datasources/uid/${encodeURIComponent(uid)}/resources/gate`;
+  return resourceUrl(uid, 'gate');
 }
 
 /**
@@ -77,44 +76,13 @@ export function pipelineUrl(grafanaUrl: string, uid: string, req: GateRequest, s
 }
 
 /** The gate could not be evaluated: `status` 400 is bad input, 401 credentials, 502 Prometheus. */
-export class GateRequestError extends Error {
-  constructor(
-    message: string,
-    readonly status?: number
-  ) {
-    super(message);
-    this.name = 'GateRequestError';
-  }
+export class GateRequestError extends ResourceRequestError {
+  name = 'GateRequestError';
 }
 
 export async function fetchGate(uid: string, req: GateRequest): Promise<GateReport> {
-  let data: unknown;
-  try {
-    const response = await lastValueFrom(
-      getBackendSrv().fetch<unknown>({
-        url: gateUrl(uid),
-        method: 'GET',
-        params: gateQuery(req, false),
-        showErrorAlert: false,
-      })
-    );
-    data = response.data;
-  } catch (err) {
-    throw toGateError(err);
-  }
+  const data = await fetchResource(uid, 'gate', { params: gateQuery(req, false) }, GateRequestError);
   return parseGate(data);
-}
-
-function toGateError(err: unknown): GateRequestError {
-  if (isFetchError(err)) {
-    const fe = err as FetchError<{ error?: string; message?: string } | string | undefined>;
-    const body = fe.data;
-    const detail = typeof body === 'string' ? body : body?.error || body?.message || fe.statusText || 'request failed';
-    return new GateRequestError(detail, fe.status);
-  }
-  return new GateRequestError(
-    `the data source could not be reached: ${err instanceof Error ? err.message : String(err)}`
-  );
 }
 
 const VERDICTS: GateVerdict[] = ['pass', 'fail', 'insufficient_data'];
@@ -130,8 +98,4 @@ export function parseGate(data: unknown): GateReport {
     throw new GateRequestError('the data source answered with an unexpected gate report');
   }
   return data as unknown as GateReport;
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

@@ -1,5 +1,4 @@
-import { lastValueFrom } from 'rxjs';
-import { FetchError, getBackendSrv, isFetchError } from '@grafana/runtime';
+import { fetchResource, isObject, ResourceRequestError, resourceUrl } from './resource';
 
 /** Shape of GET /api/datasources/uid/<uid>/resources/setup, served by the Go data source. */
 export interface SetupStatus {
@@ -31,41 +30,23 @@ export interface ProbeStatus {
 }
 
 export function setupUrl(uid: string): string {
-  return `/api/datasources/uid/${encodeURIComponent(uid)}/resources/setup`;
+  return resourceUrl(uid, 'setup');
 }
 
 /** Thrown when the data source's backend does not answer with a usable setup document. */
-export class SetupRequestError extends Error {
-  constructor(
-    message: string,
-    readonly status?: number
-  ) {
-    super(message);
-    this.name = 'SetupRequestError';
-  }
+export class SetupRequestError extends ResourceRequestError {
+  name = 'SetupRequestError';
 }
 
 export async function fetchSetup(uid: string): Promise<SetupStatus> {
-  let data: unknown;
-  try {
-    const response = await lastValueFrom(
-      getBackendSrv().fetch<unknown>({ url: setupUrl(uid), method: 'GET', showErrorAlert: false })
-    );
-    data = response.data;
-  } catch (err) {
-    throw toSetupRequestError(err);
-  }
+  const data = await fetchResource(
+    uid,
+    'setup',
+    // Grafana's own answer (the backend not running) speaks in `message`: it goes first here.
+    { detailField: 'message', describe: (f) => (f.status === undefined ? f.detail : `HTTP ${f.status}: ${f.detail}`) },
+    SetupRequestError
+  );
   return parseSetup(data);
-}
-
-function toSetupRequestError(err: unknown): SetupRequestError {
-  if (isFetchError(err)) {
-    const fe = err as FetchError<{ message?: string; error?: string } | string | undefined>;
-    const body = fe.data;
-    const detail = typeof body === 'string' ? body : body?.message || body?.error || fe.statusText || 'request failed';
-    return new SetupRequestError(`HTTP ${fe.status}: ${detail}`, fe.status);
-  }
-  return new SetupRequestError(err instanceof Error ? err.message : String(err));
 }
 
 /** Validates the resource's answer so that a malformed reply is an error, not a blank page. */
@@ -92,10 +73,6 @@ export function parseSetup(data: unknown): SetupStatus {
     })),
     warmupWindow: str(data.warmupWindow),
   };
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function str(v: unknown): string {

@@ -1,6 +1,6 @@
-import { lastValueFrom } from 'rxjs';
 import { dateMath } from '@grafana/data';
-import { FetchError, getBackendSrv, isFetchError } from '@grafana/runtime';
+
+import { fetchResource, isObject, ResourceRequestError, resourceUrl } from './resource';
 
 /**
  * Client of the data source's `triage` resource: the brief's five-step triage path run as
@@ -106,18 +106,12 @@ export interface TriageRequest {
 }
 
 export function triageUrl(uid: string): string {
-  return `/api/datasources/uid/${encodeURIComponent(uid)}/resources/triage`;
+  return resourceUrl(uid, 'triage');
 }
 
 /** The triage could not be had: `status` 400 is bad input, 502 Prometheus, absent no answer. */
-export class TriageRequestError extends Error {
-  constructor(
-    message: string,
-    readonly status?: number
-  ) {
-    super(message);
-    this.name = 'TriageRequestError';
-  }
+export class TriageRequestError extends ResourceRequestError {
+  name = 'TriageRequestError';
 }
 
 export async function fetchTriage(uid: string, req: TriageRequest): Promise<TriageAnswer> {
@@ -130,28 +124,8 @@ export async function fetchTriage(uid: string, req: TriageRequest): Promise<Tria
   }
   params.from = req.from;
   params.to = req.to;
-  let data: unknown;
-  try {
-    const response = await lastValueFrom(
-      getBackendSrv().fetch<unknown>({ url: triageUrl(uid), method: 'GET', params, showErrorAlert: false })
-    );
-    data = response.data;
-  } catch (err) {
-    throw toTriageError(err);
-  }
+  const data = await fetchResource(uid, 'triage', { params }, TriageRequestError);
   return parseTriage(data);
-}
-
-function toTriageError(err: unknown): TriageRequestError {
-  if (isFetchError(err)) {
-    const fe = err as FetchError<{ error?: string; message?: string } | string | undefined>;
-    const body = fe.data;
-    const detail = typeof body === 'string' ? body : body?.error || body?.message || fe.statusText || 'request failed';
-    return new TriageRequestError(detail, fe.status);
-  }
-  return new TriageRequestError(
-    `the data source could not be reached: ${err instanceof Error ? err.message : String(err)}`
-  );
 }
 
 /** Checks the answer's shape so that a malformed reply is an error, not a broken page. */
@@ -178,10 +152,6 @@ export function parseTriage(data: unknown): TriageAnswer {
   }));
   const before = isObject(data.before) ? data.before : { start: '', end: '', duration: '' };
   return { ...data, before, causes, steps } as unknown as TriageAnswer;
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /**

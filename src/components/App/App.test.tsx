@@ -1,34 +1,17 @@
-import React from 'react';
-import { MemoryRouter } from 'react-router-dom';
-import { render, screen } from '@testing-library/react';
-import { AppRootProps, PluginType } from '@grafana/data';
+import { screen } from '@testing-library/react';
 
 import { installBackend, installDataSources } from '../../test/grafanaServices';
+import { renderApp } from '../../test/renderApp';
 import { gateTestIds } from '../../pages/Gate/Gate';
 import { triageTestIds } from '../../pages/Triage/Triage';
 import pluginJson from '../../plugin.json';
 import { PLUGIN_BASE_URL } from '../../constants';
 import { testIds } from '../testIds';
-import App from './App';
-
-const props = {
-  basename: '/a/inferscope-monitor-app',
-  meta: { id: 'inferscope-monitor-app', name: 'Inferscope', type: PluginType.app, enabled: true, jsonData: {} },
-  path: '',
-  query: {},
-  onNavChanged: jest.fn(),
-} as unknown as AppRootProps;
 
 function renderAt(path: string) {
   installDataSources([]);
   installBackend({});
-  render(
-    <MemoryRouter initialEntries={[path]} future={{ v7_startTransition: true, v7_relativeSplatPath: true }}>
-      <React.Suspense fallback="loading">
-        <App {...props} />
-      </React.Suspense>
-    </MemoryRouter>
-  );
+  renderApp(path);
 }
 
 describe('App', () => {

@@ -1,15 +1,13 @@
 import React from 'react';
-import { MemoryRouter } from 'react-router-dom';
 import { render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { AppRootProps, PluginType } from '@grafana/data';
 import { BackendSrvRequest } from '@grafana/runtime';
 
-import App from '../../components/App/App';
 import { rulesUrl } from '../../api/alerting';
 import { folderUrl, MUTE_TIMINGS_URL, muteTimingUrl, ruleGroupUrl, RULE_STATES_URL } from '../../api/alertingGrafana';
 import { DATASOURCE_TYPE } from '../../constants';
 import { dataSourceSettings, installBackend, installDataSources, Reply } from '../../test/grafanaServices';
+import { renderApp } from '../../test/renderApp';
 import AlertRules, { alertRulesTestIds } from './AlertRules';
 import catalog from './testdata/rules-catalog.json';
 import renderAnswer from './testdata/rules-render.json';
@@ -180,21 +178,7 @@ describe('Alert rules page', () => {
   test('the app routes /alert-rules to the page', async () => {
     inferscopeDataSource();
     grafanaWithoutRules();
-    const props = {
-      basename: '/a/inferscope-monitor-app',
-      meta: { id: 'inferscope-monitor-app', name: 'Inferscope', type: PluginType.app, enabled: true, jsonData: {} },
-      path: '',
-      query: {},
-      onNavChanged: jest.fn(),
-    } as unknown as AppRootProps;
-
-    render(
-      <MemoryRouter initialEntries={['/alert-rules']} future={{ v7_startTransition: true, v7_relativeSplatPath: true }}>
-        <React.Suspense fallback="loading">
-          <App {...props} />
-        </React.Suspense>
-      </MemoryRouter>
-    );
+    renderApp('/alert-rules');
 
     expect(await screen.findByTestId(alertRulesTestIds.container)).toBeInTheDocument();
   });

@@ -5,6 +5,7 @@ import { Alert, Badge, Button, Field, Input, RadioButtonGroup, Spinner, Stack, u
 
 import { BacktestAnswer, BacktestEpisode, BacktestInterval, BacktestRule } from '../../api/backtest';
 import { parseTimeParam, toRFC3339 } from '../../api/triage';
+import { Notices } from '../../components/Notices/Notices';
 import { formatSeconds, formatTime } from '../Triage/format';
 
 /** What the page knows of the last backtest. `stale`: the parameters changed since it ran. */
@@ -148,13 +149,7 @@ function BacktestSummary({ answer, stale }: { answer: BacktestAnswer; stale: boo
         {answer.deploys.length === 1 ? '' : 's'} in the history. {answer.queries} Prometheus queries in{' '}
         {answer.seconds.toFixed(1)} s.
       </p>
-      {answer.notices && answer.notices.length > 0 && (
-        <ul className={s.hint} aria-label="Backtest notices">
-          {answer.notices.map((n) => (
-            <li key={n}>{n}</li>
-          ))}
-        </ul>
-      )}
+      <Notices notices={answer.notices} label="Backtest notices" />
     </div>
   );
 }

@@ -1,10 +1,9 @@
 import React, { useState } from 'react';
-import { css } from '@emotion/css';
-import { GrafanaTheme2 } from '@grafana/data';
 import { Badge, BadgeColor, useStyles2 } from '@grafana/ui';
 
 import { CatalogRule, Severity } from '../../api/alerting';
 import { RuleState } from '../../api/alertingGrafana';
+import { getTableStyles } from '../../components/Table/tableStyles';
 import { BacktestCell, BacktestView, EpisodesTable } from './Backtest';
 
 interface Props {
@@ -35,7 +34,7 @@ const stateBadge: Record<RuleState, { text: string; color: BadgeColor }> = {
 
 /** The catalog: severity, condition, hold time, the rule's state in Grafana and its backtest. */
 export function RulesTable({ rules, uids, states, observation, backtest }: Props) {
-  const s = useStyles2(getStyles);
+  const s = useStyles2(getTableStyles);
   const [expanded, setExpanded] = useState<Record<string, boolean>>({});
   const tested = backtest?.kind === 'loaded' ? backtest.answer.rules : [];
   return (
@@ -108,18 +107,3 @@ export function RulesTable({ rules, uids, states, observation, backtest }: Props
     </table>
   );
 }
-
-const getStyles = (theme: GrafanaTheme2) => ({
-  table: css({
-    width: '100%',
-    borderCollapse: 'collapse',
-    'th, td': {
-      textAlign: 'left',
-      verticalAlign: 'top',
-      padding: theme.spacing(0.75, 1),
-      borderBottom: `1px solid ${theme.colors.border.weak}`,
-    },
-    th: { color: theme.colors.text.secondary, fontWeight: theme.typography.fontWeightMedium },
-  }),
-  why: css({ color: theme.colors.text.secondary, fontSize: theme.typography.bodySmall.fontSize }),
-});

@@ -1,9 +1,8 @@
 import React from 'react';
-import { css } from '@emotion/css';
-import { GrafanaTheme2 } from '@grafana/data';
 import { Badge, BadgeColor, useStyles2 } from '@grafana/ui';
 
 import { GateCheck } from '../../api/gate';
+import { getTableStyles } from '../../components/Table/tableStyles';
 import { formatChange, formatValue } from '../Triage/format';
 
 /** Grafana units of the gate's check units. */
@@ -39,7 +38,7 @@ export function checkResult(check: GateCheck): { text: string; color: BadgeColor
 
 /** The gate's comparisons, one row each. */
 export function ChecksTable({ checks }: { checks: GateCheck[] }) {
-  const s = useStyles2(getStyles);
+  const s = useStyles2(getTableStyles);
   return (
     <table className={s.table} aria-label="Gate checks">
       <thead>
@@ -74,18 +73,3 @@ export function ChecksTable({ checks }: { checks: GateCheck[] }) {
     </table>
   );
 }
-
-const getStyles = (theme: GrafanaTheme2) => ({
-  table: css({
-    width: '100%',
-    borderCollapse: 'collapse',
-    'th, td': {
-      textAlign: 'left',
-      verticalAlign: 'top',
-      padding: theme.spacing(0.75, 1),
-      borderBottom: `1px solid ${theme.colors.border.weak}`,
-    },
-    th: { color: theme.colors.text.secondary, fontWeight: theme.typography.fontWeightMedium },
-  }),
-  why: css({ color: theme.colors.text.secondary, fontSize: theme.typography.bodySmall.fontSize }),
-});

@@ -8,10 +8,8 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/pkg/engine"
-	"github.com/inferscope/inferscope/pkg/profile"
-	"github.com/inferscope/inferscope/pkg/prom"
 	"github.com/inferscope/inferscope/pkg/testbed"
-	"github.com/inferscope/inferscope/pkg/testbed/promtest"
+	"github.com/inferscope/inferscope/pkg/testbed/enginetest"
 )
 
 // The Grafana rules' data queries run through the engine the data source runs them with, on
@@ -20,14 +18,7 @@ import (
 // instance label comes from them), and the rules cross their lines during their incidents:
 // node-a's queue surge passes queue-p1's line on node-a, read per instance.
 func TestGrafanaQueriesYieldTheirSeries(t *testing.T) {
-	dir, s := testbed.TSDB(t)
-	srv := promtest.Start(t, promtest.Options{DataDir: dir})
-	client, err := prom.New(srv.URL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	custom, _ := profile.ByName("custom")
-	e := &engine.Engine{Prom: client, Profile: custom}
+	e, s := enginetest.Start(t, enginetest.Profile("custom"))
 
 	p := grafanaParams()
 	g, err := GrafanaRules(p, 1)

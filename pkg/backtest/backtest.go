@@ -146,11 +146,7 @@ const workers = 3
 // and deploy events come first), and when ctx ends.
 func Run(ctx context.Context, e *engine.Engine, o Options, progress func(done, total int, ruleID string)) (*Report, error) {
 	began := time.Now()
-	now := time.Now
-	if e.Now != nil {
-		now = e.Now
-	}
-	o = o.WithDefaults(now())
+	o = o.WithDefaults(e.Clock())
 	if err := o.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
 	}

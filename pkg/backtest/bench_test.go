@@ -11,6 +11,7 @@ import (
 
 	"github.com/inferscope/inferscope/pkg/alerting"
 	"github.com/inferscope/inferscope/pkg/prom"
+	"github.com/inferscope/inferscope/pkg/testbed/enginetest"
 )
 
 // BenchmarkBacktest replays the whole catalog over the test bed's 7 days two ways:
@@ -27,7 +28,7 @@ import (
 //
 //	go test -run '^$' -bench Backtest -benchtime 1x ./pkg/backtest/
 func BenchmarkBacktest(b *testing.B) {
-	e, _ := startBed(b)
+	e, _ := enginetest.Start(b, enginetest.Profile("custom"))
 	o := weekOptions()
 	b.Run("engine", func(b *testing.B) {
 		var trips int64

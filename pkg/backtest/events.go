@@ -102,15 +102,7 @@ func readDeploys(ctx context.Context, e *engine.Engine, from, to time.Time, inte
 	if vl != "" {
 		by = append(by, vl)
 	}
-	ms := []prom.Matcher{prom.In("__name__", m.Metrics...)}
-	keys := make([]string, 0, len(m.Matchers))
-	for k := range m.Matchers {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		ms = append(ms, prom.Eq(k, m.Matchers[k]))
-	}
+	ms := append([]prom.Matcher{prom.In("__name__", m.Metrics...)}, prom.EqAll(m.Matchers)...)
 	sel, err := prom.Selector("", ms...)
 	if err != nil {
 		return nil, err

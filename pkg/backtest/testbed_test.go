@@ -3,13 +3,15 @@ package backtest
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/inferscope/inferscope/pkg/alerting"
 	"github.com/inferscope/inferscope/pkg/testbed"
+	"github.com/inferscope/inferscope/pkg/testbed/enginetest"
 )
 
 // expectation is one (rule, alert series) the scenario must fire, and the incident window it
@@ -75,14 +77,9 @@ func expected() []expectation {
 }
 
 func labelsKey(l map[string]string) string {
-	keys := make([]string, 0, len(l))
-	for k := range l {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s=%q", k, l[k])
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(l)) {
+		parts = append(parts, fmt.Sprintf("%s=%q", k, l[k]))
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
 }
@@ -106,7 +103,7 @@ func byRule(r *Report) map[string]RuleReport {
 // before it by the memory ramp; each expected (rule, series) must fire; and nothing may fire on
 // node-c's warm-up restart or overlap a warm-up.
 func TestBacktestFindsTheScenarioIncidents(t *testing.T) {
-	e, s := startBed(t)
+	e, s := enginetest.Start(t, enginetest.Profile("custom"))
 	o := weekOptions()
 	calls := 0
 	rep, err := Run(context.Background(), e, o, func(done, total int, id string) {
@@ -215,7 +212,7 @@ func TestBacktestFindsTheScenarioIncidents(t *testing.T) {
 // latency rule fires at least as long as at 1.5, and the queue rule that catches node-a's queue
 // surge at the 0.6 line (its share is 0.69 there) misses it at 0.7.
 func TestThresholdsMoveTheOutcome(t *testing.T) {
-	e, s := startBed(t)
+	e, s := enginetest.Start(t, enginetest.Profile("custom"))
 	ctx := context.Background()
 	o := weekOptions()
 	o.Rules = []string{"latency-p1", "queue-p1"}
@@ -265,7 +262,7 @@ func peak(r RuleReport) float64 {
 
 // Bad options are the caller's mistake, named.
 func TestRunRejectsBadOptions(t *testing.T) {
-	e, _ := startBed(t)
+	e, _ := enginetest.Start(t, enginetest.Profile("custom"))
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name string

@@ -1,12 +1,9 @@
 package datasource
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
-	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -17,23 +14,15 @@ import (
 
 func postRules(t *testing.T, d *Datasource, body string) (int, RulesAnswer, string) {
 	t.Helper()
-	var got []*backend.CallResourceResponse
-	req := &backend.CallResourceRequest{Method: http.MethodPost, Path: "rules", Body: []byte(body),
-		PluginContext: backend.PluginContext{OrgID: 3, DataSourceInstanceSettings: &backend.DataSourceInstanceSettings{UID: "inferscope-test"}}}
-	err := d.CallResource(context.Background(), req, backend.CallResourceResponseSenderFunc(func(r *backend.CallResourceResponse) error {
-		got = append(got, r)
-		return nil
-	}))
-	if err != nil || len(got) != 1 {
-		t.Fatalf("POST rules: %v, %d responses", err, len(got))
-	}
+	res := resourceAnswer(t, d, &backend.CallResourceRequest{Method: http.MethodPost, Path: "rules", Body: []byte(body),
+		PluginContext: backend.PluginContext{OrgID: 3, DataSourceInstanceSettings: &backend.DataSourceInstanceSettings{UID: "inferscope-test"}}})
 	var ans RulesAnswer
-	if got[0].Status == http.StatusOK {
-		if err := json.Unmarshal(got[0].Body, &ans); err != nil {
-			t.Fatalf("answer: %v: %s", err, got[0].Body)
+	if res.Status == http.StatusOK {
+		if err := json.Unmarshal(res.Body, &ans); err != nil {
+			t.Fatalf("answer: %v: %s", err, res.Body)
 		}
 	}
-	return got[0].Status, ans, string(got[0].Body)
+	return res.Status, ans, string(res.Body)
 }
 
 func TestRulesResourceCatalog(t *testing.T) {
@@ -159,27 +148,6 @@ func TestRulesResourceRecordedAnswersAreCurrent(t *testing.T) {
 			t.Fatalf("%s: %d %s", tc.file, status, body)
 		}
 		ans.Files = nil // the renderings are tested on their own; the page only downloads them
-		want, err := json.MarshalIndent(ans, "", "  ")
-		if err != nil {
-			t.Fatal(err)
-		}
-		want = append(want, '\n')
-		path := filepath.Join("..", "..", "src", "pages", "AlertRules", "testdata", tc.file)
-		if os.Getenv("INFERSCOPE_UPDATE_FIXTURES") == "1" {
-			if err := os.WriteFile(path, want, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		// Compared as JSON values: a formatter may re-indent the file.
-		got, err := os.ReadFile(path)
-		var gotV, wantV any
-		if err == nil {
-			err = json.Unmarshal(got, &gotV)
-		}
-		_ = json.Unmarshal(want, &wantV)
-		if err != nil || !reflect.DeepEqual(gotV, wantV) {
-			t.Errorf("%s is not the data source's answer (%v): regenerate with INFERSCOPE_UPDATE_FIXTURES=1 go test ./pkg/datasource -run TestRulesResourceRecordedAnswersAreCurrent", path, err)
-		}
+		checkRecorded(t, filepath.Join("..", "..", "src", "pages", "AlertRules", "testdata", tc.file), ans)
 	}
 }

@@ -3,7 +3,6 @@ package datasource
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/inferscope/inferscope/pkg/backtest"
 	"github.com/inferscope/inferscope/pkg/gate"
-	"github.com/inferscope/inferscope/pkg/prom"
 )
 
 // The `backtest` resource replays the alert-rule catalog over Prometheus history (docs/backtest.md):
@@ -81,12 +79,5 @@ func serveBacktest(ctx context.Context, d *Datasource, req *backend.CallResource
 			return http.StatusOK, rep
 		}
 	}
-	var pe *profileError
-	switch {
-	case errors.Is(err, backtest.ErrOptions), errors.As(err, &pe):
-		return http.StatusBadRequest, errorBody{err.Error()}
-	case prom.KindOf(err) == prom.KindAuth:
-		return http.StatusUnauthorized, errorBody{err.Error()}
-	}
-	return http.StatusBadGateway, errorBody{err.Error()}
+	return failure(err, backtest.ErrOptions)
 }

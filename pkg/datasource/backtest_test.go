@@ -1,14 +1,9 @@
 package datasource
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
-	"io"
 	"net/http"
-	"os"
 	"path/filepath"
-	"reflect"
 	"testing"
 	"time"
 
@@ -16,30 +11,21 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
 
 	"github.com/inferscope/inferscope/pkg/backtest"
-	"github.com/inferscope/inferscope/pkg/plugintest"
 	"github.com/inferscope/inferscope/pkg/testbed"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
 )
 
 func postBacktest(t *testing.T, d *Datasource, body string) (int, backtest.Report, string) {
 	t.Helper()
-	var got []*backend.CallResourceResponse
-	req := &backend.CallResourceRequest{Method: http.MethodPost, Path: "backtest", Body: []byte(body),
-		PluginContext: backend.PluginContext{OrgID: 1, DataSourceInstanceSettings: &backend.DataSourceInstanceSettings{UID: "inferscope-test"}}}
-	err := d.CallResource(context.Background(), req, backend.CallResourceResponseSenderFunc(func(r *backend.CallResourceResponse) error {
-		got = append(got, r)
-		return nil
-	}))
-	if err != nil || len(got) != 1 {
-		t.Fatalf("POST backtest: %v, %d responses", err, len(got))
-	}
+	ans := resourceAnswer(t, d, &backend.CallResourceRequest{Method: http.MethodPost, Path: "backtest", Body: []byte(body),
+		PluginContext: backend.PluginContext{OrgID: 1, DataSourceInstanceSettings: &backend.DataSourceInstanceSettings{UID: "inferscope-test"}}})
 	var r backtest.Report
-	if got[0].Status == http.StatusOK {
-		if err := json.Unmarshal(got[0].Body, &r); err != nil {
-			t.Fatalf("answer: %v: %s", err, got[0].Body)
+	if ans.Status == http.StatusOK {
+		if err := json.Unmarshal(ans.Body, &r); err != nil {
+			t.Fatalf("answer: %v: %s", err, ans.Body)
 		}
 	}
-	return got[0].Status, r, string(got[0].Body)
+	return ans.Status, r, string(ans.Body)
 }
 
 func firedOn(r backtest.Report, rule string) []map[string]string {
@@ -90,27 +76,7 @@ func TestBacktestResource(t *testing.T) {
 	// wall time, and the round trips (rules running side by side may both fetch a history the
 	// engine's cache would otherwise share: 56 or 57).
 	r.Seconds, r.Queries = 0, 0
-	want, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want = append(want, '\n')
-	path := filepath.Join("..", "..", "src", "pages", "AlertRules", "testdata", "backtest.json")
-	if os.Getenv("INFERSCOPE_UPDATE_FIXTURES") == "1" {
-		if err := os.WriteFile(path, want, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	} else {
-		got, err := os.ReadFile(path)
-		var gotV, wantV any
-		if err == nil {
-			err = json.Unmarshal(got, &gotV)
-		}
-		_ = json.Unmarshal(want, &wantV)
-		if err != nil || !reflect.DeepEqual(gotV, wantV) {
-			t.Errorf("%s is not the data source's answer (%v): regenerate with INFERSCOPE_UPDATE_FIXTURES=1 go test ./pkg/datasource -run TestBacktestResource", path, err)
-		}
-	}
+	checkRecorded(t, filepath.Join("..", "..", "src", "pages", "AlertRules", "testdata", "backtest.json"), r)
 
 	// Parameters are the rules resource's: a lower queue line fires the queue rule in the surge.
 	status, r, body = postBacktest(t, d, `{"from":"2026-11-23T00:00:00Z","to":"1795435200","rules":["queue-p1"],"params":{"queueShare":"50%","profile":"vllm"}}`)
@@ -137,33 +103,9 @@ func TestBacktestResource(t *testing.T) {
 
 // TestBacktestOverGRPC calls the resource through the built plugin as Grafana does.
 func TestBacktestOverGRPC(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the plugin executable")
-	}
-	dir, _ := testbed.TSDB(t)
-	srv := promtest.Start(t, promtest.Options{DataDir: dir})
-	p := plugintest.Start(t, plugintest.Binary(t, protocolVersion))
-	pc := plugintest.PluginContext(PluginID, instanceSettings(t, srv.URL, nil, nil))
+	p, pc, _ := startPluginOnBed(t, nil)
 	body := `{"from":"2026-11-22T12:00:00Z","to":"2026-11-23T12:00:00Z","rules":["gpu-idle-p0","latency-p0"]}`
-	stream, err := p.Resource.CallResource(context.Background(), &pluginv2.CallResourceRequest{PluginContext: pc, Method: http.MethodPost, Path: "backtest", Body: []byte(body)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var status int
-	var got []byte
-	for {
-		chunk, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if status == 0 {
-			status = int(chunk.Code)
-		}
-		got = append(got, chunk.Body...)
-	}
+	status, got := resourceOverGRPC(t, p, &pluginv2.CallResourceRequest{PluginContext: pc, Method: http.MethodPost, Path: "backtest", Body: []byte(body)})
 	var r backtest.Report
 	if err := json.Unmarshal(got, &r); err != nil || status != http.StatusOK {
 		t.Fatalf("%d %s (%v)", status, got, err)

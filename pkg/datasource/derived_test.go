@@ -11,9 +11,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
-	"github.com/inferscope/inferscope/pkg/plugintest"
 	"github.com/inferscope/inferscope/pkg/testbed"
-	"github.com/inferscope/inferscope/pkg/testbed/promtest"
 )
 
 // frameSeries is one frame of an engine answer, decoded.
@@ -96,13 +94,7 @@ func sameFloat(got, want, rel float64) bool {
 // gRPC plugin protocol against the test bed's Prometheus, and checks the frames (types, units,
 // display names, thresholds, value mappings, notices) and their numbers against the scenario.
 func TestEngineQueryTypesOverGRPC(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the plugin executable")
-	}
-	dir, s := testbed.TSDB(t)
-	srv := promtest.Start(t, promtest.Options{DataDir: dir})
-	p := plugintest.Start(t, plugintest.Binary(t, protocolVersion))
-	pc := plugintest.PluginContext(PluginID, instanceSettings(t, srv.URL, nil, nil))
+	p, pc, s := startPluginOnBed(t, nil)
 	ctx := context.Background()
 
 	surge, _ := s.Incident(testbed.QueueSurge)

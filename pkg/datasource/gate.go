@@ -2,17 +2,13 @@ package datasource
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strconv"
-	"strings"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/inferscope/inferscope/pkg/gate"
-	"github.com/inferscope/inferscope/pkg/prom"
 )
 
 // GateStatus maps a verdict to the resource's HTTP status, so that deployment tools that only
@@ -32,12 +28,9 @@ func serveGate(ctx context.Context, d *Datasource, req *backend.CallResourceRequ
 	if d.settingsErr != nil {
 		return http.StatusBadRequest, errorBody{d.settingsErr.Error()}
 	}
-	q := url.Values{}
-	if i := strings.IndexByte(req.URL, '?'); i >= 0 {
-		var err error
-		if q, err = url.ParseQuery(req.URL[i+1:]); err != nil {
-			return http.StatusBadRequest, errorBody{fmt.Sprintf("the gate request's query string is malformed: %v", err)}
-		}
+	q, err := resourceQuery(req.URL, "gate")
+	if err != nil {
+		return http.StatusBadRequest, errorBody{err.Error()}
 	}
 	codes := true
 	if s := q.Get("statusCodes"); s != "" {
@@ -61,12 +54,5 @@ func serveGate(ctx context.Context, d *Datasource, req *backend.CallResourceRequ
 			return GateStatus[r.Verdict], r
 		}
 	}
-	var pe *profileError
-	switch {
-	case errors.Is(err, gate.ErrOptions), errors.As(err, &pe):
-		return http.StatusBadRequest, errorBody{err.Error()}
-	case prom.KindOf(err) == prom.KindAuth:
-		return http.StatusUnauthorized, errorBody{err.Error()}
-	}
-	return http.StatusBadGateway, errorBody{err.Error()}
+	return failure(err, gate.ErrOptions)
 }

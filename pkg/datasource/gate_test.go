@@ -1,21 +1,16 @@
 package datasource
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
-	"io"
 	"math"
 	"net/http"
 	"net/url"
 	"testing"
 	"time"
 
-	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
 
 	"github.com/inferscope/inferscope/pkg/gate"
-	"github.com/inferscope/inferscope/pkg/plugintest"
 	"github.com/inferscope/inferscope/pkg/testbed"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
 )
@@ -31,18 +26,7 @@ func gateQuery(model, baseline, canary string, extra url.Values) string {
 
 func callGate(t *testing.T, d *Datasource, query string) (int, gate.Report, string) {
 	t.Helper()
-	var got []*backend.CallResourceResponse
-	err := d.CallResource(context.Background(), &backend.CallResourceRequest{Method: http.MethodGet, Path: "gate", URL: query},
-		backend.CallResourceResponseSenderFunc(func(r *backend.CallResourceResponse) error {
-			got = append(got, r)
-			return nil
-		}))
-	if err != nil || len(got) != 1 {
-		t.Fatalf("%s: %v, %d answers", query, err, len(got))
-	}
-	var r gate.Report
-	_ = json.Unmarshal(got[0].Body, &r)
-	return got[0].Status, r, string(got[0].Body)
+	return getReport[gate.Report](t, d, "gate", query)
 }
 
 func latencyChange(t *testing.T, r gate.Report, name string) float64 {
@@ -101,13 +85,7 @@ func TestGateResource(t *testing.T) {
 // TestGateOverGRPC calls the resource through the built plugin as Grafana does (path and URL
 // with the query string).
 func TestGateOverGRPC(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the plugin executable")
-	}
-	dir, _ := testbed.TSDB(t)
-	srv := promtest.Start(t, promtest.Options{DataDir: dir})
-	p := plugintest.Start(t, plugintest.Binary(t, protocolVersion))
-	pc := plugintest.PluginContext(PluginID, instanceSettings(t, srv.URL, nil, nil))
+	p, pc, _ := startPluginOnBed(t, nil)
 	for _, c := range []struct {
 		query  string
 		status int
@@ -116,25 +94,7 @@ func TestGateOverGRPC(t *testing.T) {
 		{gateQuery("recsys-ranker", "v1.4.0", "v1.5.0", nil), http.StatusPreconditionFailed, gate.Fail},
 		{gateQuery("text-embedder", "v2.1.0", "v2.2.0", nil), http.StatusOK, gate.Pass},
 	} {
-		stream, err := p.Resource.CallResource(context.Background(), &pluginv2.CallResourceRequest{PluginContext: pc, Method: http.MethodGet, Path: "gate", Url: c.query})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var status int
-		var body []byte
-		for {
-			chunk, err := stream.Recv()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if status == 0 {
-				status = int(chunk.Code)
-			}
-			body = append(body, chunk.Body...)
-		}
+		status, body := resourceOverGRPC(t, p, &pluginv2.CallResourceRequest{PluginContext: pc, Method: http.MethodGet, Path: "gate", Url: c.query})
 		var r gate.Report
 		if err := json.Unmarshal(body, &r); err != nil || status != c.status || r.Verdict != c.want {
 			t.Errorf("%s: %d %s (%v)", c.query, status, body, err)

@@ -10,24 +10,16 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
-	"github.com/inferscope/inferscope/pkg/plugintest"
 	"github.com/inferscope/inferscope/pkg/testbed"
-	"github.com/inferscope/inferscope/pkg/testbed/promtest"
 )
 
 // TestGPUTypesProtocol runs the GPU query types through the built plugin over gRPC against a
 // real Prometheus on the test bed's history, checking the frames' shape (typed wide frames,
 // units, thresholds, labels) and their numbers against the scenario's truth.
 func TestGPUTypesProtocol(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the plugin executable")
-	}
-	dir, s := testbed.TSDB(t)
-	srv := promtest.Start(t, promtest.Options{DataDir: dir})
-	p := plugintest.Start(t, plugintest.Binary(t, protocolVersion))
-	ctx := context.Background()
 	down := closedPortURL(t)
-	pc := plugintest.PluginContext(PluginID, instanceSettings(t, srv.URL, map[string]any{"probeUrls": []string{down}}, nil))
+	p, pc, s := startPluginOnBed(t, map[string]any{"probeUrls": []string{down}})
+	ctx := context.Background()
 
 	slow, _ := s.Incident(testbed.ComputeSlowdown)
 	idle, _ := s.Incident(testbed.GPUIdle)

@@ -9,20 +9,26 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/inferscope/inferscope/pkg/plugintest"
+	"github.com/inferscope/inferscope/pkg/testbed"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
 )
 
@@ -84,6 +90,100 @@ func newTestDS(t testing.TB, s backend.DataSourceInstanceSettings) *Datasource {
 	d := New(context.Background(), s, "1.2.3-test", DefaultLimits)
 	t.Cleanup(d.Dispose)
 	return d
+}
+
+// resourceAnswer calls a resource in process and returns its one answer.
+func resourceAnswer(t *testing.T, d *Datasource, req *backend.CallResourceRequest) *backend.CallResourceResponse {
+	t.Helper()
+	var got []*backend.CallResourceResponse
+	err := d.CallResource(context.Background(), req, backend.CallResourceResponseSenderFunc(func(r *backend.CallResourceResponse) error {
+		got = append(got, r)
+		return nil
+	}))
+	if err != nil || len(got) != 1 {
+		t.Fatalf("%s %s: %v, %d answers", req.Method, req.URL+req.Path, err, len(got))
+	}
+	return got[0]
+}
+
+// getReport calls a GET resource in process (query: its URL with the query string) and returns
+// the status, the answer decoded as R (zero when it is not one) and the body.
+func getReport[R any](t *testing.T, d *Datasource, path, query string) (int, R, string) {
+	t.Helper()
+	ans := resourceAnswer(t, d, &backend.CallResourceRequest{Method: http.MethodGet, Path: path, URL: query})
+	var r R
+	_ = json.Unmarshal(ans.Body, &r)
+	return ans.Status, r, string(ans.Body)
+}
+
+// startPluginOnBed builds and runs the plugin executable the way Grafana does, its data source
+// set (jsonData) on a real Prometheus serving the test bed's history. Skipped with -short.
+func startPluginOnBed(t *testing.T, jsonData map[string]any) (*plugintest.Plugin, *pluginv2.PluginContext, *testbed.Scenario) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the plugin executable")
+	}
+	dir, s := testbed.TSDB(t)
+	srv := promtest.Start(t, promtest.Options{DataDir: dir})
+	p := plugintest.Start(t, plugintest.Binary(t, protocolVersion))
+	return p, plugintest.PluginContext(PluginID, instanceSettings(t, srv.URL, jsonData, nil)), s
+}
+
+// resourceOverGRPC calls a resource through the plugin as Grafana does and returns the answer's
+// status and whole body.
+func resourceOverGRPC(t *testing.T, p *plugintest.Plugin, req *pluginv2.CallResourceRequest) (int, []byte) {
+	t.Helper()
+	stream, err := p.Resource.CallResource(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var status int
+	var body []byte
+	for {
+		chunk, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if status == 0 {
+			status = int(chunk.Code)
+		}
+		body = append(body, chunk.Body...)
+	}
+	return status, body
+}
+
+// checkRecorded keeps a recorded answer that the app's tests replay (under src/) equal to the
+// data source's answer, compared as JSON values (a formatter may re-indent the file).
+// INFERSCOPE_UPDATE_FIXTURES=1 rewrites the file instead.
+func checkRecorded(t *testing.T, path string, answer any) {
+	t.Helper()
+	want, err := json.MarshalIndent(answer, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, '\n')
+	if os.Getenv("INFERSCOPE_UPDATE_FIXTURES") == "1" {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	got, err := os.ReadFile(path)
+	var gotV, wantV any
+	if err == nil {
+		err = json.Unmarshal(got, &gotV)
+	}
+	_ = json.Unmarshal(want, &wantV)
+	if err != nil || !reflect.DeepEqual(gotV, wantV) {
+		test, _, _ := strings.Cut(t.Name(), "/")
+		t.Errorf("%s is not the data source's answer (%v): regenerate with INFERSCOPE_UPDATE_FIXTURES=1 go test ./pkg/datasource -run %s", path, err, test)
+	}
 }
 
 // closedPortURL returns an http URL on 127.0.0.1 where nothing listens.

@@ -3,12 +3,16 @@ package datasource
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/inferscope/inferscope/pkg/prom"
 )
 
 // resource is one path under /api/datasources/uid/<uid>/resources/.
@@ -58,6 +62,38 @@ func (d *Datasource) CallResource(ctx context.Context, req *backend.CallResource
 	}
 	status, body := r.handle(ctx, d, req)
 	return sendJSON(sender, status, body, nil)
+}
+
+// resourceQuery is the query string of a GET resource's URL (empty without one); name is the
+// resource's, for the error.
+func resourceQuery(rawURL, name string) (url.Values, error) {
+	i := strings.IndexByte(rawURL, '?')
+	if i < 0 {
+		return url.Values{}, nil
+	}
+	q, err := url.ParseQuery(rawURL[i+1:])
+	if err != nil {
+		return nil, fmt.Errorf("the %s request's query string is malformed: %v", name, err)
+	}
+	return q, nil
+}
+
+// failure answers a resource whose work failed: 400 when the metric profile cannot be resolved
+// or err is one of badOptions (the caller's mistake), 401 when Prometheus refused the
+// credentials, 502 when Prometheus failed otherwise.
+func failure(err error, badOptions ...error) (int, any) {
+	var pe *profileError
+	bad := errors.As(err, &pe)
+	for _, target := range badOptions {
+		bad = bad || errors.Is(err, target)
+	}
+	switch {
+	case bad:
+		return http.StatusBadRequest, errorBody{err.Error()}
+	case prom.KindOf(err) == prom.KindAuth:
+		return http.StatusUnauthorized, errorBody{err.Error()}
+	}
+	return http.StatusBadGateway, errorBody{err.Error()}
 }
 
 func sendJSON(sender backend.CallResourceResponseSender, status int, body any, extra map[string][]string) error {

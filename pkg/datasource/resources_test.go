@@ -1,7 +1,6 @@
 package datasource
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -15,22 +14,11 @@ import (
 
 func callResource(t *testing.T, d *Datasource, method, path string) *backend.CallResourceResponse {
 	t.Helper()
-	var got []*backend.CallResourceResponse
-	err := d.CallResource(context.Background(), &backend.CallResourceRequest{Method: method, Path: path},
-		backend.CallResourceResponseSenderFunc(func(r *backend.CallResourceResponse) error {
-			got = append(got, r)
-			return nil
-		}))
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	if len(got) != 1 {
-		t.Fatalf("%s %s: %d responses", method, path, len(got))
-	}
-	if ct := got[0].Headers["Content-Type"]; len(ct) != 1 || ct[0] != "application/json" {
+	ans := resourceAnswer(t, d, &backend.CallResourceRequest{Method: method, Path: path})
+	if ct := ans.Headers["Content-Type"]; len(ct) != 1 || ct[0] != "application/json" {
 		t.Errorf("%s %s: Content-Type %v", method, path, ct)
 	}
-	return got[0]
+	return ans
 }
 
 func TestResources(t *testing.T) {

@@ -2,15 +2,10 @@ package datasource
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"net/http"
-	"net/url"
-	"strings"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
-	"github.com/inferscope/inferscope/pkg/prom"
 	"github.com/inferscope/inferscope/pkg/triage"
 )
 
@@ -23,12 +18,9 @@ func serveTriage(ctx context.Context, d *Datasource, req *backend.CallResourceRe
 	if d.settingsErr != nil {
 		return http.StatusBadRequest, errorBody{d.settingsErr.Error()}
 	}
-	q := url.Values{}
-	if i := strings.IndexByte(req.URL, '?'); i >= 0 {
-		var err error
-		if q, err = url.ParseQuery(req.URL[i+1:]); err != nil {
-			return http.StatusBadRequest, errorBody{fmt.Sprintf("the triage request's query string is malformed: %v", err)}
-		}
+	q, err := resourceQuery(req.URL, "triage")
+	if err != nil {
+		return http.StatusBadRequest, errorBody{err.Error()}
 	}
 	o, err := triage.OptionsFromQuery(q)
 	if err != nil {
@@ -41,12 +33,5 @@ func serveTriage(ctx context.Context, d *Datasource, req *backend.CallResourceRe
 			return http.StatusOK, r
 		}
 	}
-	var pe *profileError
-	switch {
-	case errors.Is(err, triage.ErrOptions), errors.As(err, &pe):
-		return http.StatusBadRequest, errorBody{err.Error()}
-	case prom.KindOf(err) == prom.KindAuth:
-		return http.StatusUnauthorized, errorBody{err.Error()}
-	}
-	return http.StatusBadGateway, errorBody{err.Error()}
+	return failure(err, triage.ErrOptions)
 }

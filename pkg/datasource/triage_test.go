@@ -1,23 +1,16 @@
 package datasource
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
-	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
 
-	"github.com/inferscope/inferscope/pkg/plugintest"
 	"github.com/inferscope/inferscope/pkg/testbed"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
 	"github.com/inferscope/inferscope/pkg/triage"
@@ -46,18 +39,7 @@ func idleNodeTriageQuery() string {
 
 func callTriage(t *testing.T, d *Datasource, query string) (int, triage.Report, string) {
 	t.Helper()
-	var got []*backend.CallResourceResponse
-	err := d.CallResource(context.Background(), &backend.CallResourceRequest{Method: http.MethodGet, Path: "triage", URL: query},
-		backend.CallResourceResponseSenderFunc(func(r *backend.CallResourceResponse) error {
-			got = append(got, r)
-			return nil
-		}))
-	if err != nil || len(got) != 1 {
-		t.Fatalf("%s: %v, %d answers", query, err, len(got))
-	}
-	var r triage.Report
-	_ = json.Unmarshal(got[0].Body, &r)
-	return got[0].Status, r, string(got[0].Body)
+	return getReport[triage.Report](t, d, "triage", query)
 }
 
 // TestTriageResource: the queue surge is diagnosed as queue-dominated on node-a; bad options
@@ -125,45 +107,17 @@ func checkTriageFixture(t *testing.T, d *Datasource, file, query string) {
 	if status != http.StatusOK {
 		t.Fatalf("%d %s", status, body)
 	}
+	// Recorded with its keys sorted (as a generic JSON value).
 	var ans any
 	if err := json.Unmarshal([]byte(body), &ans); err != nil {
 		t.Fatal(err)
 	}
-	want, err := json.MarshalIndent(ans, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want = append(want, '\n')
-	path := filepath.Join("..", "..", "src", "pages", "Triage", "testdata", file)
-	if os.Getenv("INFERSCOPE_UPDATE_FIXTURES") == "1" {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, want, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	got, err := os.ReadFile(path)
-	var gotV, wantV any
-	if err == nil {
-		err = json.Unmarshal(got, &gotV)
-	}
-	_ = json.Unmarshal(want, &wantV)
-	if err != nil || !reflect.DeepEqual(gotV, wantV) {
-		t.Errorf("%s is not the data source's answer (%v): regenerate with INFERSCOPE_UPDATE_FIXTURES=1 go test ./pkg/datasource -run TestTriageResourceRecordedAnswerIsCurrent", path, err)
-	}
+	checkRecorded(t, filepath.Join("..", "..", "src", "pages", "Triage", "testdata", file), ans)
 }
 
 // TestTriageOverGRPC calls the resource through the built plugin as Grafana does.
 func TestTriageOverGRPC(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the plugin executable")
-	}
-	dir, _ := testbed.TSDB(t)
-	srv := promtest.Start(t, promtest.Options{DataDir: dir})
-	p := plugintest.Start(t, plugintest.Binary(t, protocolVersion))
-	pc := plugintest.PluginContext(PluginID, instanceSettings(t, srv.URL, nil, nil))
+	p, pc, _ := startPluginOnBed(t, nil)
 	for _, c := range []struct {
 		query  string
 		status int
@@ -173,25 +127,7 @@ func TestTriageOverGRPC(t *testing.T) {
 		{idleNodeTriageQuery(), http.StatusOK, triage.CauseGPUIdle},
 		{"triage?from=soon", http.StatusBadRequest, ""},
 	} {
-		stream, err := p.Resource.CallResource(context.Background(), &pluginv2.CallResourceRequest{PluginContext: pc, Method: http.MethodGet, Path: "triage", Url: c.query})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var status int
-		var body []byte
-		for {
-			chunk, err := stream.Recv()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if status == 0 {
-				status = int(chunk.Code)
-			}
-			body = append(body, chunk.Body...)
-		}
+		status, body := resourceOverGRPC(t, p, &pluginv2.CallResourceRequest{PluginContext: pc, Method: http.MethodGet, Path: "triage", Url: c.query})
 		var r triage.Report
 		if err := json.Unmarshal(body, &r); err != nil || status != c.status {
 			t.Errorf("%s: %d %s (%v)", c.query, status, body, err)

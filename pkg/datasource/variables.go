@@ -57,14 +57,7 @@ func serveVariables(ctx context.Context, d *Datasource, req *backend.CallResourc
 	}
 	ans, err := d.variableValues(ctx, vr)
 	if err != nil {
-		var pe *profileError
-		switch {
-		case errors.As(err, &pe):
-			return http.StatusBadRequest, errorBody{err.Error()}
-		case prom.KindOf(err) == prom.KindAuth:
-			return http.StatusUnauthorized, errorBody{err.Error()}
-		}
-		return http.StatusBadGateway, errorBody{err.Error()}
+		return failure(err)
 	}
 	return http.StatusOK, ans
 }

@@ -187,7 +187,7 @@ func (x *Exec) baselineHistory(ctx context.Context, m profile.Measure, q float64
 					return nil, fmt.Errorf("reading the previous days: %w", err)
 				}
 			}
-			stable := x.e.now().Add(shift - historyStable).UnixMilli()
+			stable := x.e.Clock().Add(shift - historyStable).UnixMilli()
 			if series, ok := c.merge(expr, fetched, fa, a, b, step, stable, grid); ok {
 				return series, nil
 			}

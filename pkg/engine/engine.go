@@ -69,7 +69,8 @@ type Engine struct {
 	Now func() time.Time
 }
 
-func (e *Engine) now() time.Time {
+// Clock is the engine's current time: Now, or the wall clock without one.
+func (e *Engine) Clock() time.Time {
 	if e.Now != nil {
 		return e.Now()
 	}

@@ -26,11 +26,7 @@ var ErrOptions = errors.New("bad gate options")
 // on the instances that serve both versions, so hardware differences do not pass for a
 // regression. o is completed with the defaults (At = the engine's clock).
 func Evaluate(ctx context.Context, e *engine.Engine, o Options) (*Report, error) {
-	now := time.Now
-	if e.Now != nil {
-		now = e.Now
-	}
-	o = o.WithDefaults(now())
+	o = o.WithDefaults(e.Clock())
 	if err := o.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
 	}

@@ -4,15 +4,11 @@ import (
 	"context"
 	"math"
 	"strings"
-
 	"testing"
 	"time"
 
-	"github.com/inferscope/inferscope/pkg/engine"
-	"github.com/inferscope/inferscope/pkg/profile"
-	"github.com/inferscope/inferscope/pkg/prom"
 	"github.com/inferscope/inferscope/pkg/testbed"
-	"github.com/inferscope/inferscope/pkg/testbed/promtest"
+	"github.com/inferscope/inferscope/pkg/testbed/enginetest"
 )
 
 // The test bed's canaries (pkg/testbed doc): recsys-ranker v1.5.0 serves 25 % of node-c's traffic
@@ -26,29 +22,6 @@ const (
 	meanTol = 0.001
 	p95Tol  = 0.005
 )
-
-func startBed(t *testing.T) (*engine.Engine, *testbed.Scenario) {
-	t.Helper()
-	dir, s := testbed.TSDB(t)
-	srv := promtest.Start(t, promtest.Options{DataDir: dir})
-	c, err := prom.New(srv.URL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	names, err := c.LabelValues(context.Background(), "__name__", nil, time.Time{}, time.Time{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, det := profile.Detect(names)
-	if !det.Found {
-		t.Fatalf("detected %+v", det)
-	}
-	present := map[string]bool{}
-	for _, n := range names {
-		present[n] = true
-	}
-	return &engine.Engine{Prom: c, Profile: p, Present: present, WarmupWindow: 2 * time.Minute}, s
-}
 
 func check(t *testing.T, r *Report, name string) Check {
 	t.Helper()
@@ -71,7 +44,7 @@ func truthP95Change(s *testbed.Scenario, model, base, canary string, at time.Tim
 }
 
 func TestGateOnTestbed(t *testing.T) {
-	e, s := startBed(t)
+	e, s := enginetest.Start(t)
 	end := testbed.DefaultEnd
 	ctx := context.Background()
 
@@ -177,25 +150,7 @@ func TestGateOnTestbed(t *testing.T) {
 // TestGateTriton: Triton exports µs counters, no percentiles: the per-minute means take the P95's
 // place and the window mean is duration / successful requests, exactly ×1.15 for the recsys canary.
 func TestGateTriton(t *testing.T) {
-	dir, _ := testbed.TSDBFor(t, testbed.TSDBOptions{Profile: "triton"})
-	srv := promtest.Start(t, promtest.Options{DataDir: dir})
-	c, err := prom.New(srv.URL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := profile.ByName("triton")
-	if err != nil {
-		t.Fatal(err)
-	}
-	names, err := c.LabelValues(context.Background(), "__name__", nil, time.Time{}, time.Time{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	present := map[string]bool{}
-	for _, n := range names {
-		present[n] = true
-	}
-	e := &engine.Engine{Prom: c, Profile: p, Present: present}
+	e, _ := enginetest.Start(t, enginetest.Profile("triton"))
 	r, err := Evaluate(context.Background(), e, Options{Model: "recsys-ranker", Baseline: "v1.4.0", Canary: "v1.5.0", At: testbed.DefaultEnd})
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package prom
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -108,6 +109,16 @@ type Matcher struct {
 
 // Eq matches series whose label equals value.
 func Eq(label, value string) Matcher { return Matcher{Label: label, Type: MatchEqual, Value: value} }
+
+// EqAll is one Eq matcher per label of labels, in label order so that the selector's text is
+// stable.
+func EqAll(labels map[string]string) []Matcher {
+	ms := make([]Matcher, 0, len(labels))
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		ms = append(ms, Eq(k, labels[k]))
+	}
+	return ms
+}
 
 // NotEq matches series whose label differs from value.
 func NotEq(label, value string) Matcher {

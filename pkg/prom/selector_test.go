@@ -181,6 +181,8 @@ func TestSelectorShapes(t *testing.T) {
 		{"m", []Matcher{In("v", "1.0")}, `m{v=~"1\\.0"}`},
 		{"m", []Matcher{Regex("v", "canary-.*")}, `m{v=~"canary-.*"}`},
 		{"m", []Matcher{Eq("v", "a\"b\\c\n")}, `m{v="a\"b\\c\n"}`},
+		{"m", EqAll(map[string]string{"job": "gw", "code": "5xx", "le": "+Inf"}), `m{code="5xx",job="gw",le="+Inf"}`},
+		{"m", EqAll(nil), "m"},
 	}
 	for _, c := range cases {
 		got, err := Selector(c.metric, c.matchers...)

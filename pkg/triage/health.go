@@ -67,7 +67,7 @@ type HealthReport struct {
 // the catalog's thresholds.
 func Health(ctx context.Context, e *engine.Engine, o HealthOptions) (*HealthReport, error) {
 	if o.At.IsZero() {
-		o.At = clock(e)
+		o.At = e.Clock()
 	}
 	if o.Window == 0 {
 		o.Window = DefaultWindow

@@ -626,15 +626,7 @@ func (r *reader) roleMatchers(m profile.Measure) []prom.Matcher {
 	case r.rd.Node != "" && len(r.names) > 0:
 		ms = append(ms, prom.In(r.instLbl, r.names...))
 	}
-	keys := make([]string, 0, len(m.Matchers))
-	for k := range m.Matchers {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		ms = append(ms, prom.Eq(k, m.Matchers[k]))
-	}
-	return ms
+	return append(ms, prom.EqAll(m.Matchers)...)
 }
 
 // sumBy writes sum by (instance) (f(metric{…})) for each metric of names, added together.

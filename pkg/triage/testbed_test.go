@@ -9,35 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferscope/inferscope/pkg/engine"
-	"github.com/inferscope/inferscope/pkg/profile"
-	"github.com/inferscope/inferscope/pkg/prom"
 	"github.com/inferscope/inferscope/pkg/testbed"
-	"github.com/inferscope/inferscope/pkg/testbed/promtest"
+	"github.com/inferscope/inferscope/pkg/testbed/enginetest"
 )
-
-func startBed(t testing.TB) (*engine.Engine, *testbed.Scenario) {
-	t.Helper()
-	dir, s := testbed.TSDB(t)
-	srv := promtest.Start(t, promtest.Options{DataDir: dir})
-	c, err := prom.New(srv.URL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	names, err := c.LabelValues(context.Background(), "__name__", nil, time.Time{}, time.Time{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, det := profile.Detect(names)
-	if !det.Found {
-		t.Fatalf("detected %+v", det)
-	}
-	present := map[string]bool{}
-	for _, n := range names {
-		present[n] = true
-	}
-	return &engine.Engine{Prom: c, Profile: p, Present: present, WarmupWindow: 2 * time.Minute}, s
-}
 
 func cause(t *testing.T, r *Report, id string) Cause {
 	t.Helper()
@@ -93,7 +67,7 @@ func incidentWindow(in testbed.Incident) (time.Time, time.Time) {
 // TestEachIncidentRankedFirst: every scripted incident's own cause is ranked first when its
 // model (and version) is triaged inside it, with evidence checked against the scenario.
 func TestEachIncidentRankedFirst(t *testing.T) {
-	e, s := startBed(t)
+	e, s := enginetest.Start(t)
 	ctx := context.Background()
 	want := map[testbed.IncidentKind]string{
 		testbed.NetworkJitter:   CauseNetwork,
@@ -185,7 +159,7 @@ func TestEachIncidentRankedFirst(t *testing.T) {
 
 // TestQuietWindowHealthy: a calm hour three days before the end has no cause above a low score.
 func TestQuietWindowHealthy(t *testing.T) {
-	e, _ := startBed(t)
+	e, _ := enginetest.Start(t)
 	to := testbed.DefaultEnd.Add(-72 * time.Hour)
 	for _, m := range []string{"recsys-ranker", "text-embedder"} {
 		r, err := Diagnose(context.Background(), e, Options{Model: m, From: to.Add(-15 * time.Minute), To: to})
@@ -223,7 +197,7 @@ func reading(t *testing.T, h *HealthReport, layer, name string) HealthReading {
 // TestHealthOnTestbed: in the middle of the compute slowdown node-b's recsys GPUs are above the
 // 92 % line and the P95 far above its 7-day baseline (critical); a quiet window is ok everywhere.
 func TestHealthOnTestbed(t *testing.T) {
-	e, s := startBed(t)
+	e, s := enginetest.Start(t)
 	ctx := context.Background()
 	in, _ := s.Incident(testbed.ComputeSlowdown)
 	h, err := Health(ctx, e, HealthOptions{Model: "recsys-ranker", At: in.Start.Add(20 * time.Minute)})
@@ -269,7 +243,7 @@ func fmtp(p *float64) string {
 // BenchmarkDiagnoseQueueSurge measures one triage of the queue surge on the test bed; the
 // Prometheus queries it sends are reported as queries/op.
 func BenchmarkDiagnoseQueueSurge(b *testing.B) {
-	e, s := startBed(b)
+	e, s := enginetest.Start(b)
 	in, _ := s.Incident(testbed.QueueSurge)
 	from, to := incidentWindow(in)
 	var queries int
@@ -287,25 +261,7 @@ func BenchmarkDiagnoseQueueSurge(b *testing.B) {
 // buckets, no gateway, no load state): the queue surge is still queue-dominated first, the
 // compute slowdown compute-dominated with memory, and the notices name what vLLM cannot give.
 func TestDiagnoseVLLM(t *testing.T) {
-	dir, s := testbed.TSDBFor(t, testbed.TSDBOptions{Profile: "vllm"})
-	srv := promtest.Start(t, promtest.Options{DataDir: dir})
-	c, err := prom.New(srv.URL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	names, err := c.LabelValues(context.Background(), "__name__", nil, time.Time{}, time.Time{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := profile.ByName("vllm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	present := map[string]bool{}
-	for _, n := range names {
-		present[n] = true
-	}
-	e := &engine.Engine{Prom: c, Profile: p, Present: present}
+	e, s := enginetest.Start(t, enginetest.Profile("vllm"))
 	for kind, want := range map[testbed.IncidentKind]string{testbed.QueueSurge: CauseQueue, testbed.ComputeSlowdown: CauseComputeMemory} {
 		in, _ := s.Incident(kind)
 		from, to := incidentWindow(in)
@@ -328,7 +284,7 @@ func TestDiagnoseVLLM(t *testing.T) {
 // (the text-embedder, whose requests fall back) ranks first; in the compute slowdown node-b's
 // recsys compute with memory near full; a quiet window on a node is healthy.
 func TestNodeTriage(t *testing.T) {
-	e, s := startBed(t)
+	e, s := enginetest.Start(t)
 	ctx := context.Background()
 	onNode := func(t *testing.T, r *Report, node string) {
 		t.Helper()

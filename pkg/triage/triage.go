@@ -208,7 +208,7 @@ type Report struct {
 
 // Diagnose runs the triage path for o on the engine's Prometheus and ranks the causes.
 func Diagnose(ctx context.Context, e *engine.Engine, o Options) (*Report, error) {
-	o = o.WithDefaults(clock(e))
+	o = o.WithDefaults(e.Clock())
 	if err := o.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
 	}
@@ -226,13 +226,6 @@ func Diagnose(ctx context.Context, e *engine.Engine, o Options) (*Report, error)
 	}
 	r := Score(rd, DefaultThresholds())
 	return &r, nil
-}
-
-func clock(e *engine.Engine) time.Time {
-	if e.Now != nil {
-		return e.Now()
-	}
-	return time.Now()
 }
 
 func dur(d time.Duration) string { return model.Duration(d).String() }

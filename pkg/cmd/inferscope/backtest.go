@@ -2,11 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"github.com/inferscope/inferscope/pkg/backtest"
 	"github.com/inferscope/inferscope/pkg/engine"
 	"github.com/inferscope/inferscope/pkg/gate"
-	"github.com/inferscope/inferscope/pkg/profile"
 )
 
 const backtestExitHelp = `Exit status: 0 done (whether or not rules fired); 2 the command line is wrong (unknown flag,
@@ -68,17 +66,13 @@ rules (same queries, interval, last-value reduce, NoData = OK, for-hold) and rep
 times each rule would have fired, for how long, and which episodes overlap a warm-up or a deploy.
 
 Flags:
-  --prometheus URL             Prometheus (or compatible) base URL (required)
-  --basic-auth-user USER       basic auth; the password from --basic-auth-password-file FILE
-  --bearer-token-file FILE     send "Authorization: Bearer <file contents>"
-  --profile NAME               metric profile: auto (default), %s
-  --timeout DURATION           per Prometheus request (default 1m)
+%s
   --from TIME, --to TIME       the history, RFC 3339 or Unix seconds (default: the 7 days ending now)
   --last DURATION              the history's length ending at --to (default 7d; not with --from)
   --rule ID                    replay only this rule; repeatable (default: the whole catalog)
   --json                       print the report as JSON (the data source's backtest resource answer)
   --quiet                      no progress on standard error
-`, path, strings.Join(profile.Names(), ", "))
+`, path, connFlagsHelp())
 		printParamHelp(stdout)
 		fmt.Fprintf(stdout, "\n(--profile is the connection's flag above: the rules follow the detected or named profile.)\nDurations are Prometheus durations (90s, 5m, 1h30m, 7d); ratios are fractions (0.92) or percentages (92%%).\n\n%s\n", backtestExitHelp)
 	}
@@ -129,18 +123,10 @@ Flags:
 	prog := newProgress(stderr, "backtest", *quiet)
 	r, err := backtest.Run(ctx, e, o, func(done, total int, id string) { prog.Step(done, total, id) })
 	prog.Done()
-	switch {
-	case errors.Is(err, backtest.ErrOptions):
-		return usagef("%v", err)
-	case err != nil:
-		return exitStatus{exitUnavailable, err.Error()}
+	if err != nil {
+		return workFailed(err, backtest.ErrOptions)
 	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
-	}
-	return printBacktest(stdout, r)
+	return printAnswer(stdout, *asJSON, r, printBacktest)
 }
 
 // printBacktest writes the report for people: one line per rule, then the episodes.
@@ -212,14 +198,9 @@ func labelsText(l map[string]string) string {
 	if len(l) == 0 {
 		return "{}"
 	}
-	keys := make([]string, 0, len(l))
-	for k := range l {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + "=" + l[k]
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(l)) {
+		parts = append(parts, k+"="+l[k])
 	}
 	return strings.Join(parts, ",")
 }

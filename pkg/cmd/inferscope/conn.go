@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"net/http"
 	"os"
 	"strings"
@@ -31,6 +32,15 @@ func (c *promConn) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.tokenFile, "bearer-token-file", "", "file holding a bearer token")
 	fs.StringVar(&c.profile, "profile", "auto", "metric profile: auto, "+strings.Join(profile.Names(), ", "))
 	fs.DurationVar(&c.timeout, "timeout", time.Minute, "timeout of each Prometheus request")
+}
+
+// connFlagsHelp lists the connection's flags for a command's help.
+func connFlagsHelp() string {
+	return fmt.Sprintf(`  --prometheus URL             Prometheus (or compatible) base URL (required)
+  --basic-auth-user USER       basic auth; the password from --basic-auth-password-file FILE
+  --bearer-token-file FILE     send "Authorization: Bearer <file contents>"
+  --profile NAME               metric profile: auto (default), %s
+  --timeout DURATION           per Prometheus request (default 1m)`, strings.Join(profile.Names(), ", "))
 }
 
 // engine connects to Prometheus and builds the engine the data source would: the profile

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -13,7 +11,6 @@ import (
 
 	"github.com/inferscope/inferscope/pkg/engine"
 	"github.com/inferscope/inferscope/pkg/gate"
-	"github.com/inferscope/inferscope/pkg/profile"
 )
 
 // Exit statuses of `inferscope gate` beyond exitOK (pass) and exitUsage.
@@ -78,11 +75,7 @@ metrics have it. Fails when latency is worse by more than --latency-threshold or
 more than --memory-threshold; too little traffic is "insufficient data", never a pass.
 
 Flags:
-  --prometheus URL             Prometheus (or compatible) base URL (required)
-  --basic-auth-user USER       basic auth; the password from --basic-auth-password-file FILE
-  --bearer-token-file FILE     send "Authorization: Bearer <file contents>"
-  --profile NAME               metric profile: auto (default), %s
-  --timeout DURATION           per Prometheus request (default 1m)
+%s
   --model M, --baseline V, --canary V   what to compare (required)
   --window DURATION            default 2h
   --at TIME                    end of the window, RFC 3339 (default now)
@@ -93,7 +86,7 @@ Flags:
   --json                       print the report as JSON (the data source's gate resource answer)
 
 %s
-`, path, strings.Join(profile.Names(), ", "), gate.DefaultMinRequests, gate.DefaultMinPoints, gateExitHelp)
+`, path, connFlagsHelp(), gate.DefaultMinRequests, gate.DefaultMinPoints, gateExitHelp)
 	}
 	if err := parseFlags(fs, args, help); err != nil {
 		return err
@@ -115,19 +108,10 @@ Flags:
 		return err
 	}
 	r, err := gate.Evaluate(ctx, e, o)
-	switch {
-	case errors.Is(err, gate.ErrOptions):
-		return usagef("%v", err)
-	case err != nil:
-		return exitStatus{exitUnavailable, err.Error()}
+	if err != nil {
+		return workFailed(err, gate.ErrOptions)
 	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(r); err != nil {
-			return err
-		}
-	} else if err := printGate(stdout, r); err != nil {
+	if err := printAnswer(stdout, *asJSON, r, printGate); err != nil {
 		return err
 	}
 	switch r.Verdict {

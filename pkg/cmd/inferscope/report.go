@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -88,17 +87,10 @@ Flags:
 	p.Step(1, 1, "reading the four layers of "+o.Model)
 	h, err := triage.Health(ctx, e, o)
 	p.Done()
-	switch {
-	case errors.Is(err, triage.ErrOptions):
-		return usagef("%v", err)
-	case err != nil:
-		return exitStatus{exitUnavailable, err.Error()}
+	if err != nil {
+		return workFailed(err, triage.ErrOptions)
 	}
-	if *asJSON {
-		if err := writeJSON(stdout, h); err != nil {
-			return err
-		}
-	} else if err := printReport(stdout, h); err != nil {
+	if err := printAnswer(stdout, *asJSON, h, printReport); err != nil {
 		return err
 	}
 	if *failOn != "" && statusAtLeast(h.Status, *failOn) {

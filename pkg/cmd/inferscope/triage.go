@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -13,7 +11,6 @@ import (
 
 	"github.com/inferscope/inferscope/pkg/engine"
 	"github.com/inferscope/inferscope/pkg/gate"
-	"github.com/inferscope/inferscope/pkg/profile"
 	"github.com/inferscope/inferscope/pkg/triage"
 )
 
@@ -23,15 +20,6 @@ const triageExitNoDirection = 5
 const triageExitHelp = `Exit status: 0 diagnosed (a cause ranks first) or healthy; 2 the command line is wrong;
 4 the triage could not run (Prometheus unreachable or refusing, no metric profile);
 5 no direction (something is wrong but no cause stands out: escalate, as the triage path says).`
-
-// connFlagsHelp lists the shared Prometheus flags.
-func connFlagsHelp() string {
-	return fmt.Sprintf(`  --prometheus URL             Prometheus (or compatible) base URL (required)
-  --basic-auth-user USER       basic auth; the password from --basic-auth-password-file FILE
-  --bearer-token-file FILE     send "Authorization: Bearer <file contents>"
-  --profile NAME               metric profile: auto (default), %s
-  --timeout DURATION           per Prometheus request (default 1m)`, strings.Join(profile.Names(), ", "))
-}
 
 func runTriage(ctx context.Context, path string, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet(path)
@@ -125,29 +113,16 @@ Flags:
 	o.Progress = p.Step
 	r, err := triage.Diagnose(ctx, e, o)
 	p.Done()
-	switch {
-	case errors.Is(err, triage.ErrOptions):
-		return usagef("%v", err)
-	case err != nil:
-		return exitStatus{exitUnavailable, err.Error()}
+	if err != nil {
+		return workFailed(err, triage.ErrOptions)
 	}
-	if *asJSON {
-		if err := writeJSON(stdout, r); err != nil {
-			return err
-		}
-	} else if err := printTriage(stdout, r); err != nil {
+	if err := printAnswer(stdout, *asJSON, r, printTriage); err != nil {
 		return err
 	}
 	if r.Verdict == triage.NoDirection {
 		return exitStatus{triageExitNoDirection, "triage: no direction: " + r.Summary}
 	}
 	return nil
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // printTriage writes the report for people.

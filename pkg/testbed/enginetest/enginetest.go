@@ -1,0 +1,66 @@
+// Package enginetest serves the test bed's history in a real Prometheus and builds on it the
+// engine the data source would build, for the tests of the packages that run on the engine.
+// pkg/engine's own tests cannot import it (an import cycle) and keep their own.
+package enginetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/inferscope/inferscope/pkg/engine"
+	"github.com/inferscope/inferscope/pkg/profile"
+	"github.com/inferscope/inferscope/pkg/prom"
+	"github.com/inferscope/inferscope/pkg/testbed"
+	"github.com/inferscope/inferscope/pkg/testbed/promtest"
+)
+
+type config struct {
+	profile string // "" = the custom naming, its profile detected
+}
+
+// Option changes what Start serves.
+type Option func(*config)
+
+// Profile serves the history in the named profile's naming (testbed.TSDBOptions.Profile) and
+// takes that profile by name rather than detecting it.
+func Profile(name string) Option {
+	return func(c *config) { c.profile = name }
+}
+
+// Start serves the test bed's history (the custom naming unless Profile says otherwise) in a
+// real Prometheus stopped when the test ends, and returns the engine on it with the scenario
+// behind it. Without Profile the metric profile is detected from the metric names as the data
+// source does it, and a failed detection fails the test. The engine knows which metric names
+// Prometheus has and filters warm-up with the default 2-minute window.
+func Start(t testing.TB, opts ...Option) (*engine.Engine, *testbed.Scenario) {
+	t.Helper()
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
+	dir, s := testbed.TSDBFor(t, testbed.TSDBOptions{Profile: c.profile})
+	srv := promtest.Start(t, promtest.Options{DataDir: dir})
+	client, err := prom.New(srv.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := client.LabelValues(context.Background(), "__name__", nil, time.Time{}, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p profile.Profile
+	if c.profile == "" {
+		var det profile.Detection
+		if p, det = profile.Detect(names); !det.Found {
+			t.Fatalf("detected %+v", det)
+		}
+	} else if p, err = profile.ByName(c.profile); err != nil {
+		t.Fatal(err)
+	}
+	present := make(map[string]bool, len(names))
+	for _, n := range names {
+		present[n] = true
+	}
+	return &engine.Engine{Prom: client, Profile: p, Present: present, WarmupWindow: 2 * time.Minute}, s
+}

@@ -129,6 +129,12 @@ Logs: $work/*.log      Ctrl-C stops everything.
 MSG
 
 # Stay in the foreground until Ctrl-C or until one of the processes dies.
-wait -n "${pids[@]}" || true
-echo "a demo process exited; see the logs in $work" >&2
-exit 1
+status=0
+wait -n "${pids[@]}" || status=$?
+# Ctrl-C reaches the processes too (they stop cleanly: status 0 or 130) and may end the wait
+# before the INT trap runs; anything else is a process that died on its own.
+if [ "$status" -ne 0 ] && [ "$status" -ne 130 ]; then
+  echo "a demo process exited with status $status; see the logs in $work" >&2
+  exit 1
+fi
+exit 130

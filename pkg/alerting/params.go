@@ -11,10 +11,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/prometheus/common/model"
 
+	"github.com/inferscope/inferscope/pkg/clip"
 	"github.com/inferscope/inferscope/pkg/prom"
 )
 
@@ -264,7 +264,7 @@ func ParamDefByName(name string) (ParamDef, bool) {
 func (p *Params) Set(name, value string) error {
 	d, ok := ParamDefByName(name)
 	if !ok {
-		return fmt.Errorf("unknown parameter %q (see the list with --help)", truncate(name, 60))
+		return fmt.Errorf("unknown parameter %q (see the list with --help)", clip.Text(name, 60))
 	}
 	if err := d.set(p, strings.TrimSpace(value)); err != nil {
 		return fmt.Errorf("%s: %w", d.Name, err)
@@ -303,7 +303,7 @@ func ParseParams(values map[string]json.RawMessage) (Params, error) {
 	for _, n := range names {
 		text, err := scalarText(values[n])
 		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s: %v", truncate(n, 60), err))
+			problems = append(problems, fmt.Sprintf("%s: %v", clip.Text(n, 60), err))
 			continue
 		}
 		if text == nil {
@@ -399,7 +399,7 @@ func choice(section, name, help string, field func(*Params) *string, choices ...
 				return nil
 			}
 		}
-		return fmt.Errorf("must be one of %s, got %q", strings.Join(choices, ", "), truncate(v, 40))
+		return fmt.Errorf("must be one of %s, got %q", strings.Join(choices, ", "), clip.Text(v, 40))
 	})
 	d.Choices = choices
 	return d
@@ -411,7 +411,7 @@ func boolean(section, name, help string, field func(*Params) *bool) ParamDef {
 		set: func(p *Params, v string) error {
 			b, err := strconv.ParseBool(v)
 			if err != nil {
-				return fmt.Errorf("must be true or false, got %q", truncate(v, 40))
+				return fmt.Errorf("must be true or false, got %q", clip.Text(v, 40))
 			}
 			*field(p) = b
 			return nil
@@ -424,7 +424,7 @@ func integer(section, name, help string, field func(*Params) *int, lo, hi int) P
 		set: func(p *Params, v string) error {
 			n, err := strconv.Atoi(v)
 			if err != nil || n < lo || n > hi {
-				return fmt.Errorf("must be a whole number from %d to %d, got %q", lo, hi, truncate(v, 40))
+				return fmt.Errorf("must be a whole number from %d to %d, got %q", lo, hi, clip.Text(v, 40))
 			}
 			*field(p) = n
 			return nil
@@ -437,7 +437,7 @@ func number(section, name, help string, field func(*Params) *float64, lo, hi flo
 		set: func(p *Params, v string) error {
 			x, err := strconv.ParseFloat(v, 64)
 			if err != nil || math.IsNaN(x) || x < lo || x > hi {
-				return fmt.Errorf("must be a number from %g to %g, got %q", lo, hi, truncate(v, 40))
+				return fmt.Errorf("must be a number from %g to %g, got %q", lo, hi, clip.Text(v, 40))
 			}
 			*field(p) = x
 			return nil
@@ -455,7 +455,7 @@ func ratio(section, name, help string, field func(*Params) *float64) ParamDef {
 				x /= 100
 			}
 			if err != nil || math.IsNaN(x) || x <= 0 || x >= 1 {
-				return fmt.Errorf("must be a fraction between 0 and 1 (or a percentage such as 92%%), got %q", truncate(v, 40))
+				return fmt.Errorf("must be a fraction between 0 and 1 (or a percentage such as 92%%), got %q", clip.Text(v, 40))
 			}
 			*field(p) = x
 			return nil
@@ -469,7 +469,7 @@ func dur(section, name, help string, field func(*Params) *time.Duration, lo, hi 
 		set: func(p *Params, v string) error {
 			d, err := model.ParseDuration(v)
 			if err != nil {
-				return fmt.Errorf("must be a duration such as 90s, 5m or 1h30m, got %q", truncate(v, 40))
+				return fmt.Errorf("must be a duration such as 90s, 5m or 1h30m, got %q", clip.Text(v, 40))
 			}
 			if time.Duration(d) < lo || time.Duration(d) > hi {
 				return fmt.Errorf("must be from %s to %s, got %s", promDuration(lo), promDuration(hi), v)
@@ -493,7 +493,7 @@ func nonEmpty(v string) error {
 
 func validUID(v string) error {
 	if !uidRE.MatchString(v) {
-		return fmt.Errorf("must be 1 to 40 letters, digits, - or _, got %q", truncate(v, 50))
+		return fmt.Errorf("must be 1 to 40 letters, digits, - or _, got %q", clip.Text(v, 50))
 	}
 	return nil
 }
@@ -510,7 +510,7 @@ func validGroup(v string) error {
 		return err
 	}
 	if !strings.HasPrefix(v, GroupPrefix) {
-		return fmt.Errorf("must start with %q, which marks the groups Inferscope manages; got %q", GroupPrefix, truncate(v, 60))
+		return fmt.Errorf("must start with %q, which marks the groups Inferscope manages; got %q", GroupPrefix, clip.Text(v, 60))
 	}
 	if strings.ContainsAny(v, "/\\") {
 		return errors.New("must not contain / or \\")
@@ -524,28 +524,17 @@ func optionalURL(v string) error {
 	}
 	u, err := url.Parse(v)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("must be an http(s) URL, got %q", truncate(v, 80))
+		return fmt.Errorf("must be an http(s) URL, got %q", clip.Text(v, 80))
 	}
 	return nil
 }
 
 func optionalLabel(v string) error {
 	if v != "" && !prom.ValidLabelName(v) {
-		return fmt.Errorf("%q is not a valid Prometheus label name", truncate(v, 40))
+		return fmt.Errorf("%q is not a valid Prometheus label name", clip.Text(v, 40))
 	}
 	return nil
 }
 
 // promDuration writes d as Prometheus does ("1m", "1h30m", "0s").
 func promDuration(d time.Duration) string { return model.Duration(d).String() }
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	s = s[:n]
-	for len(s) > 0 && !utf8.ValidString(s) {
-		s = s[:len(s)-1]
-	}
-	return s + "…"
-}

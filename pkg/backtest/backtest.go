@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/inferscope/inferscope/pkg/alerting"
+	"github.com/inferscope/inferscope/pkg/clip"
 	"github.com/inferscope/inferscope/pkg/engine"
 	"github.com/inferscope/inferscope/pkg/prom"
 )
@@ -174,7 +175,7 @@ func Run(ctx context.Context, e *engine.Engine, o Options, progress func(done, t
 			for i, r := range catalog {
 				ids[i] = r.ID
 			}
-			return nil, fmt.Errorf("%w: unknown rule %q: the catalog has %s", ErrOptions, truncate(id, 60), strings.Join(ids, ", "))
+			return nil, fmt.Errorf("%w: unknown rule %q: the catalog has %s", ErrOptions, clip.Text(id, 60), strings.Join(ids, ", "))
 		}
 		want[id] = true
 	}
@@ -459,10 +460,3 @@ func (m *merger) tracks() []track {
 
 // alertDuration writes d as Prometheus does ("1m", "0s").
 func alertDuration(d time.Duration) string { return model.Duration(d).String() }
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}

@@ -10,6 +10,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/inferscope/inferscope/pkg/alerting"
+	"github.com/inferscope/inferscope/pkg/clip"
 )
 
 // The `rules` resource serves the alert-rule catalog to the app's Alert rules page:
@@ -103,7 +104,7 @@ func serveAlertRules(ctx context.Context, d *Datasource, req *backend.CallResour
 		return http.StatusOK, ans
 	case "render", "diff":
 	default:
-		return http.StatusBadRequest, errorBody{fmt.Sprintf("unknown action %q: use catalog, render or diff", truncate(r.Action, 40))}
+		return http.StatusBadRequest, errorBody{fmt.Sprintf("unknown action %q: use catalog, render or diff", clip.Text(r.Action, 40))}
 	}
 	if p.DatasourceUID == "" {
 		return http.StatusBadRequest, errorBody{alerting.ErrNoDatasource.Error()}

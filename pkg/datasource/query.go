@@ -12,6 +12,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
+	"github.com/inferscope/inferscope/pkg/clip"
 	"github.com/inferscope/inferscope/pkg/prom"
 )
 
@@ -113,7 +114,7 @@ func (d *Datasource) runQuery(ctx context.Context, q backend.DataQuery) (r backe
 	}
 	h, ok := queryTypes[qt]
 	if !ok {
-		return badRequest(fmt.Sprintf("unknown query type %q: known types are %s", truncate(qt, 40), strings.Join(QueryTypes(), ", ")))
+		return badRequest(fmt.Sprintf("unknown query type %q: known types are %s", clip.Text(qt, 40), strings.Join(QueryTypes(), ", ")))
 	}
 	if q.TimeRange.To.Before(q.TimeRange.From) {
 		return badRequest(fmt.Sprintf("the time range ends (%s) before it starts (%s)", q.TimeRange.To.UTC().Format("2006-01-02T15:04:05Z"), q.TimeRange.From.UTC().Format("2006-01-02T15:04:05Z")))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
+	"github.com/inferscope/inferscope/pkg/clip"
 	"github.com/inferscope/inferscope/pkg/prom"
 )
 
@@ -54,10 +55,10 @@ func (d *Datasource) CallResource(ctx context.Context, req *backend.CallResource
 			names = append(names, n)
 		}
 		slices.Sort(names)
-		return sendJSON(sender, http.StatusNotFound, errorBody{fmt.Sprintf("unknown resource %q: known resources are %s", truncate(path, 80), strings.Join(names, ", "))}, nil)
+		return sendJSON(sender, http.StatusNotFound, errorBody{fmt.Sprintf("unknown resource %q: known resources are %s", clip.Text(path, 80), strings.Join(names, ", "))}, nil)
 	}
 	if req.Method != r.method {
-		return sendJSON(sender, http.StatusMethodNotAllowed, errorBody{fmt.Sprintf("resource %s accepts %s, not %s", path, r.method, truncate(req.Method, 20))},
+		return sendJSON(sender, http.StatusMethodNotAllowed, errorBody{fmt.Sprintf("resource %s accepts %s, not %s", path, r.method, clip.Text(req.Method, 20))},
 			map[string][]string{"Allow": {r.method}})
 	}
 	status, body := r.handle(ctx, d, req)

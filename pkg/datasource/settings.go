@@ -12,6 +12,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/prometheus/common/model"
 
+	"github.com/inferscope/inferscope/pkg/clip"
 	"github.com/inferscope/inferscope/pkg/profile"
 	"github.com/inferscope/inferscope/pkg/prom"
 )
@@ -88,7 +89,7 @@ func ParseSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 			if key == "probeUrls" {
 				want = "a list of URLs"
 			}
-			problems = append(problems, fmt.Sprintf("setting %s must be %s, got %s", key, want, truncate(string(v), 60)))
+			problems = append(problems, fmt.Sprintf("setting %s must be %s, got %s", key, want, clip.Text(string(v), 60)))
 		}
 	}
 
@@ -112,7 +113,7 @@ func ParseSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 		d, err := model.ParseDuration(w)
 		switch {
 		case err != nil:
-			problems = append(problems, fmt.Sprintf("warmupWindow %q is not a duration: use a value like \"2m\" or \"90s\"", truncate(w, 40)))
+			problems = append(problems, fmt.Sprintf("warmupWindow %q is not a duration: use a value like \"2m\" or \"90s\"", clip.Text(w, 40)))
 		case time.Duration(d) > maxWarmupWindow:
 			problems = append(problems, fmt.Sprintf("warmupWindow %q is longer than %s", w, model.Duration(maxWarmupWindow)))
 		default:
@@ -122,7 +123,7 @@ func ParseSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 
 	if p := strings.TrimSpace(opts.Profile); p != "" {
 		if !slices.Contains(profileNames, p) {
-			problems = append(problems, fmt.Sprintf("profile %q is unknown: use one of %s", truncate(p, 40), strings.Join(profileNames, ", ")))
+			problems = append(problems, fmt.Sprintf("profile %q is unknown: use one of %s", clip.Text(p, 40), strings.Join(profileNames, ", ")))
 		} else {
 			out.Profile = p
 		}
@@ -142,7 +143,7 @@ func ParseSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 			continue
 		}
 		if !prom.ValidLabelName(v) {
-			problems = append(problems, fmt.Sprintf("%s %q is not a Prometheus label name (letters, digits and _, not starting with a digit)", l.key, truncate(v, 40)))
+			problems = append(problems, fmt.Sprintf("%s %q is not a Prometheus label name (letters, digits and _, not starting with a digit)", l.key, clip.Text(v, 40)))
 			continue
 		}
 		*l.dst = v
@@ -179,7 +180,7 @@ func checkSDKFieldTypes(dat map[string]json.RawMessage) []string {
 			err = json.Unmarshal(v, &f)
 		}
 		if err != nil || string(v) == "null" {
-			problems = append(problems, fmt.Sprintf("setting %s must be a %s, got %s", key, kind, truncate(string(v), 60)))
+			problems = append(problems, fmt.Sprintf("setting %s must be a %s, got %s", key, kind, clip.Text(string(v), 60)))
 		}
 	}
 	for _, k := range []string{"access", "url", "basicAuthUser", "serverName", "sigV4Region", "sigV4AssumeRoleArn", "sigV4AuthType", "sigV4ExternalId", "sigV4Profile"} {
@@ -240,11 +241,4 @@ func (e *SettingsError) Error() string {
 		return e.Problems[0]
 	}
 	return "the data source settings have " + fmt.Sprint(len(e.Problems)) + " problems: " + strings.Join(e.Problems, "; ")
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

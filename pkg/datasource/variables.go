@@ -13,6 +13,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
+	"github.com/inferscope/inferscope/pkg/clip"
 	"github.com/inferscope/inferscope/pkg/engine"
 	"github.com/inferscope/inferscope/pkg/profile"
 	"github.com/inferscope/inferscope/pkg/prom"
@@ -75,7 +76,7 @@ func parseVariableRequest(raw string) (variableRequest, error) {
 	}
 	vr.kind = q.Get("kind")
 	if !slices.Contains(VariableKinds, vr.kind) {
-		return vr, fmt.Errorf("parameter kind must be one of %s, got %q", strings.Join(VariableKinds, ", "), truncate(vr.kind, 40))
+		return vr, fmt.Errorf("parameter kind must be one of %s, got %q", strings.Join(VariableKinds, ", "), clip.Text(vr.kind, 40))
 	}
 	vr.models = splitValues(q["model"])
 	vr.instances = splitValues(q["instance"])
@@ -89,7 +90,7 @@ func parseVariableRequest(raw string) (variableRequest, error) {
 		}
 		ms, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || ms <= 0 {
-			return vr, fmt.Errorf("parameter %s must be a time in Unix milliseconds, got %q", p.name, truncate(s, 40))
+			return vr, fmt.Errorf("parameter %s must be a time in Unix milliseconds, got %q", p.name, clip.Text(s, 40))
 		}
 		*p.dst = time.UnixMilli(ms).UTC()
 	}

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inferscope/inferscope/pkg/clip"
 	"github.com/inferscope/inferscope/pkg/derive"
 	"github.com/inferscope/inferscope/pkg/prom"
 )
@@ -75,7 +76,7 @@ func ParseGPUMetrics(names []string) ([]GPUMetric, error) {
 			for i, m := range AllGPUMetrics {
 				list[i] = string(m)
 			}
-			return nil, fieldErr("metrics", "holds %q: use %s", truncate(n, 40), strings.Join(list, ", "))
+			return nil, fieldErr("metrics", "holds %q: use %s", clip.Text(n, 40), strings.Join(list, ", "))
 		}
 		if !slices.Contains(out, m) {
 			out = append(out, m)

@@ -10,7 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/inferscope/inferscope/pkg/clip"
 )
 
 // Common holds the fields every query type shares (docs/queries.md documents them).
@@ -71,11 +72,7 @@ func ParseAs(queryType string, raw []byte) (Query, error) {
 	c := Common{Type: queryType}
 	parse, ok := lookupType(queryType)
 	if !ok {
-		name := queryType
-		if len(name) > 40 {
-			name = name[:40] + "…"
-		}
-		return Query{}, fmt.Errorf("unknown query type %q: the engine knows %s", name, strings.Join(Types(), ", "))
+		return Query{}, fmt.Errorf("unknown query type %q: the engine knows %s", clip.Text(queryType, 40), strings.Join(Types(), ", "))
 	}
 	if c.RefID, err = f.String("refId", ""); err != nil {
 		return Query{}, err
@@ -346,7 +343,7 @@ func (f Fields) OneOf(name, def string, allowed ...string) (string, error) {
 			return s, nil
 		}
 	}
-	return "", fieldErr(name, "must be one of %s, got %q", strings.Join(allowed, ", "), truncate(s, 40))
+	return "", fieldErr(name, "must be one of %s, got %q", strings.Join(allowed, ", "), clip.Text(s, 40))
 }
 
 func number(v json.RawMessage) (float64, error) {
@@ -372,7 +369,7 @@ var durationRE = regexp.MustCompile(`^(?:(\d+)y)?(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h
 func ParseDuration(s string) (time.Duration, error) {
 	m := durationRE.FindStringSubmatch(s)
 	if m == nil || s == "" {
-		return 0, fmt.Errorf("%q is not a duration: use a value like \"10m\", \"90s\" or \"1h30m\"", truncate(s, 40))
+		return 0, fmt.Errorf("%q is not a duration: use a value like \"10m\", \"90s\" or \"1h30m\"", clip.Text(s, 40))
 	}
 	units := []time.Duration{365 * 24 * time.Hour, 7 * 24 * time.Hour, 24 * time.Hour, time.Hour, time.Minute, time.Second, time.Millisecond}
 	var d time.Duration
@@ -382,7 +379,7 @@ func ParseDuration(s string) (time.Duration, error) {
 		}
 		n, err := strconv.ParseInt(m[i+1], 10, 64)
 		if err != nil || n > int64(math.MaxInt64/u) || d > math.MaxInt64-time.Duration(n)*u {
-			return 0, fmt.Errorf("%q is too long a duration", truncate(s, 40))
+			return 0, fmt.Errorf("%q is too long a duration", clip.Text(s, 40))
 		}
 		d += time.Duration(n) * u
 	}
@@ -414,16 +411,5 @@ func formatDuration(d time.Duration) string {
 
 func snippet(v []byte) string {
 	s := strings.TrimSpace(string(v))
-	return truncate(s, 60)
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	s = s[:n]
-	for len(s) > 0 && !utf8.ValidString(s) {
-		s = s[:len(s)-1]
-	}
-	return s + "…"
+	return clip.Text(s, 60)
 }

@@ -15,6 +15,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/inferscope/inferscope/pkg/clip"
 )
 
 // Rules are the choices a check can vary; everything else is fixed.
@@ -297,7 +299,7 @@ func (c *checker) checkManifest() {
 	hasMain := false
 	for i, l := range lines {
 		if !manifestLineRE.MatchString(l) {
-			c.addf("%s line %d is not <sha256>:<file>.go: %q", ManifestName, i+1, truncate(l, 80))
+			c.addf("%s line %d is not <sha256>:<file>.go: %q", ManifestName, i+1, clip.Text(l, 80))
 			return
 		}
 		if strings.HasSuffix(l, ":pkg/main.go") {
@@ -358,11 +360,4 @@ func hasDotDot(name string) bool {
 		}
 	}
 	return false
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/inferscope/inferscope/pkg/clip"
 	"github.com/inferscope/inferscope/pkg/probe/snapshot"
 )
 
@@ -107,9 +108,5 @@ func SnapshotURL(probeURL string) (string, error) {
 }
 
 func snippet(b []byte) string {
-	s := strings.TrimSpace(string(b))
-	if len(s) > 200 {
-		s = s[:200] + "…"
-	}
-	return s
+	return clip.Text(strings.TrimSpace(string(b)), 200)
 }

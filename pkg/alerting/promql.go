@@ -2,7 +2,6 @@ package alerting
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -94,15 +93,7 @@ func on(labels ...string) string { return "on (" + strings.Join(labels, ", ") + 
 // selector selects a measure's samples: one metric by name, several through __name__, plus the
 // measure's fixed matchers.
 func selector(metrics []string, suffix string, fixed map[string]string) string {
-	var ms []prom.Matcher
-	keys := make([]string, 0, len(fixed))
-	for k := range fixed {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		ms = append(ms, prom.Eq(k, fixed[k]))
-	}
+	ms := prom.EqAll(fixed)
 	name := ""
 	if len(metrics) == 1 {
 		name = metrics[0] + suffix

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/inferscope/inferscope/pkg/derive"
@@ -107,7 +108,7 @@ func readDeploys(ctx context.Context, e *engine.Engine, from, to time.Time, inte
 	if err != nil {
 		return nil, err
 	}
-	expr := "group by (" + joinComma(by) + ") (" + sel + ")"
+	expr := "group by (" + strings.Join(by, ", ") + ") (" + sel + ")"
 	window := e.WarmupWindow
 	if window <= 0 {
 		window = derive.DefaultWarmupWindow
@@ -146,15 +147,4 @@ func readDeploys(ctx context.Context, e *engine.Engine, from, to time.Time, inte
 		return out[i].Instance+out[i].Model+out[i].Version < out[j].Instance+out[j].Model+out[j].Version
 	})
 	return out, nil
-}
-
-func joinComma(s []string) string {
-	out := ""
-	for i, x := range s {
-		if i > 0 {
-			out += ", "
-		}
-		out += x
-	}
-	return out
 }

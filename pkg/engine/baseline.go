@@ -1,11 +1,13 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/inferscope/inferscope/pkg/derive"
@@ -209,7 +211,7 @@ func (x *Exec) baselineHistory(ctx context.Context, m profile.Measure, q float64
 			}
 			parts = append(parts, withLabel(e, dayLabel, strconv.Itoa(d)))
 		}
-		series, err := read(joinOr(parts), a, b, day)
+		series, err := read(strings.Join(parts, " or "), a, b, day)
 		if err != nil {
 			return nil, err
 		}
@@ -262,7 +264,7 @@ func mergeHistory(hist []point, current derive.Series) derive.Series {
 	for i, v := range current.V {
 		pts = append(pts, point{current.T[i], v})
 	}
-	slices.SortStableFunc(pts, func(a, b point) int { return compareInt(a.t, b.t) })
+	slices.SortStableFunc(pts, func(a, b point) int { return cmp.Compare(a.t, b.t) })
 	out := derive.Series{Labels: current.Labels, T: make([]int64, 0, len(pts)), V: make([]float64, 0, len(pts))}
 	for _, p := range pts {
 		if n := len(out.T); n > 0 && out.T[n-1] == p.t {
@@ -271,17 +273,6 @@ func mergeHistory(hist []point, current derive.Series) derive.Series {
 		}
 		out.T = append(out.T, p.t)
 		out.V = append(out.V, p.v)
-	}
-	return out
-}
-
-func joinOr(parts []string) string {
-	out := ""
-	for i, p := range parts {
-		if i > 0 {
-			out += " or "
-		}
-		out += p
 	}
 	return out
 }
@@ -300,14 +291,4 @@ func ceilTo(t, step int64) int64 {
 		return t
 	}
 	return f + step
-}
-
-func compareInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

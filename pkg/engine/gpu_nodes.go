@@ -40,14 +40,7 @@ func (x *Exec) nodeMatchers(sc scope, fixed map[string]string, nodes []string) [
 	if len(nodes) > 0 {
 		ms = append(ms, prom.Regex(x.instanceLabel, nodeInstancePattern(nodes)))
 	}
-	keys := make([]string, 0, len(fixed))
-	for k := range fixed {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		ms = append(ms, prom.Eq(k, fixed[k]))
-	}
+	ms = append(ms, prom.EqAll(fixed)...)
 	return ms
 }
 

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -300,7 +301,7 @@ func (x *Exec) readLatencies(ctx context.Context, reqs []latencyReq, by []string
 			if c := strings.Compare(labelsText(a.Labels), labelsText(b.Labels)); c != 0 {
 				return c
 			}
-			return compareFloat(a.Q, b.Q)
+			return cmp.Compare(a.Q, b.Q)
 		})
 	}
 	return out, nil
@@ -499,16 +500,6 @@ func copyWithout(l map[string]string, drop ...string) map[string]string {
 		}
 	}
 	return out
-}
-
-func compareFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // quantileName names a quantile's series: 0.95 → "p95", 0.999 → "p99.9"; 0 is the mean.

@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -36,14 +35,7 @@ func (x *Exec) matchers(sc scope, fixed map[string]string) []prom.Matcher {
 	if len(x.q.Instance) > 0 {
 		ms = append(ms, valuesMatcher(x.instanceLabel, x.q.Instance))
 	}
-	keys := make([]string, 0, len(fixed))
-	for k := range fixed {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		ms = append(ms, prom.Eq(k, fixed[k]))
-	}
+	ms = append(ms, prom.EqAll(fixed)...)
 	return ms
 }
 

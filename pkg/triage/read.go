@@ -511,26 +511,20 @@ func mean(v []float64) float64 {
 	return s / float64(len(v))
 }
 
-func minOf(v []float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	m := v[0]
-	for _, x := range v[1:] {
-		m = math.Min(m, x)
-	}
-	return m
-}
+// minOf and maxOf are the lowest and highest of the points (NaN when there are none).
+var minOf, maxOf = fold(math.Min), fold(math.Max)
 
-func maxOf(v []float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
+func fold(f func(a, b float64) float64) func([]float64) float64 {
+	return func(v []float64) float64 {
+		if len(v) == 0 {
+			return math.NaN()
+		}
+		m := v[0]
+		for _, x := range v[1:] {
+			m = f(m, x)
+		}
+		return m
 	}
-	m := v[0]
-	for _, x := range v[1:] {
-		m = math.Max(m, x)
-	}
-	return m
 }
 
 // across combines series on one grid point by point (max or min over GPUs), skipping gaps.

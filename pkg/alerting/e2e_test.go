@@ -5,12 +5,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -251,35 +248,14 @@ func startAlertmanager(t *testing.T, bin string, config []byte) string {
 	t.Helper()
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "alertmanager.yml"), config)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	var logs promtest.LogBuffer
-	cmd := exec.Command(bin, "--config.file="+filepath.Join(dir, "alertmanager.yml"), "--storage.path="+filepath.Join(dir, "data"),
+	addr := promtest.FreeAddr(t)
+	am := promtest.StartProcess(t, bin, "--config.file="+filepath.Join(dir, "alertmanager.yml"), "--storage.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+addr, "--cluster.listen-address=", "--log.level=warn")
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-exited:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	})
 	u := "http://" + addr
 	waitFor(t, time.Minute, "Alertmanager ready", func() (bool, string) {
 		select {
-		case err := <-exited:
-			t.Fatalf("alertmanager exited: %v\n%s", err, logs.String())
+		case err := <-am.Exited:
+			t.Fatalf("alertmanager exited: %v\n%s", err, am.Logs.String())
 		default:
 		}
 		resp, err := http.Get(u + "/-/ready")

@@ -10,6 +10,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/inferscope/inferscope/pkg/alerting"
+	"github.com/inferscope/inferscope/pkg/testbed/promtest"
 )
 
 func postRules(t *testing.T, d *Datasource, body string) (int, RulesAnswer, string) {
@@ -26,7 +27,7 @@ func postRules(t *testing.T, d *Datasource, body string) (int, RulesAnswer, stri
 }
 
 func TestRulesResourceCatalog(t *testing.T) {
-	d := newTestDS(t, instanceSettings(t, closedPortURL(t), map[string]any{"profile": "custom", "warmupWindow": "90s"}, nil))
+	d := newTestDS(t, instanceSettings(t, promtest.ClosedURL(t), map[string]any{"profile": "custom", "warmupWindow": "90s"}, nil))
 	status, ans, body := postRules(t, d, `{"action":"catalog","params":{"profile":"tgi","datasourceUid":"other","jitterRatio":6}}`)
 	if status != http.StatusOK {
 		t.Fatalf("%d %s", status, body)
@@ -56,7 +57,7 @@ func TestRulesResourceCatalog(t *testing.T) {
 }
 
 func TestRulesResourceRenderAndDiff(t *testing.T) {
-	d := newTestDS(t, instanceSettings(t, closedPortURL(t), map[string]any{"profile": "vllm"}, nil))
+	d := newTestDS(t, instanceSettings(t, promtest.ClosedURL(t), map[string]any{"profile": "vllm"}, nil))
 	status, ans, body := postRules(t, d, `{"action":"render","params":{"observation":false,"grafanaUrl":"https://grafana.example"}}`)
 	if status != http.StatusOK {
 		t.Fatalf("%d %s", status, body)
@@ -100,7 +101,7 @@ func TestRulesResourceRenderAndDiff(t *testing.T) {
 }
 
 func TestRulesResourceErrors(t *testing.T) {
-	d := newTestDS(t, instanceSettings(t, closedPortURL(t), map[string]any{"profile": "custom"}, nil))
+	d := newTestDS(t, instanceSettings(t, promtest.ClosedURL(t), map[string]any{"profile": "custom"}, nil))
 	for _, tc := range []struct{ body, want string }{
 		{`not json`, "the body must be JSON"},
 		{`{"action":"catalog","params":{"gpuMemCrit":"2"}}`, "invalid parameters: gpuMemCrit: must be a fraction between 0 and 1"},
@@ -125,7 +126,7 @@ func TestRulesResourceErrors(t *testing.T) {
 // With profile auto and no Prometheus to ask, the answer says so and renders with the
 // parameters' profile.
 func TestRulesResourceProfileNotDetected(t *testing.T) {
-	d := newTestDS(t, instanceSettings(t, closedPortURL(t), map[string]any{}, nil))
+	d := newTestDS(t, instanceSettings(t, promtest.ClosedURL(t), map[string]any{}, nil))
 	status, ans, body := postRules(t, d, `{"action":"catalog"}`)
 	if status != http.StatusOK {
 		t.Fatalf("%d %s", status, body)
@@ -138,7 +139,7 @@ func TestRulesResourceProfileNotDetected(t *testing.T) {
 // The app's Jest tests replay the resource's answers from src/pages/AlertRules/testdata; they
 // must be what the data source answers today. INFERSCOPE_UPDATE_FIXTURES=1 rewrites them.
 func TestRulesResourceRecordedAnswersAreCurrent(t *testing.T) {
-	d := newTestDS(t, instanceSettings(t, closedPortURL(t), map[string]any{"profile": "custom"}, nil))
+	d := newTestDS(t, instanceSettings(t, promtest.ClosedURL(t), map[string]any{"profile": "custom"}, nil))
 	for _, tc := range []struct{ file, body string }{
 		{"rules-catalog.json", `{"action":"catalog","params":{"grafanaUrl":"http://localhost:3000"}}`},
 		{"rules-render.json", `{"action":"render","params":{"grafanaUrl":"http://localhost:3000"}}`},

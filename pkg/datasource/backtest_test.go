@@ -95,7 +95,7 @@ func TestBacktestResource(t *testing.T) {
 			t.Errorf("%s: %d %s, want 400", bad, status, body)
 		}
 	}
-	down := newTestDS(t, instanceSettings(t, closedPortURL(t), map[string]any{"profile": "custom"}, nil))
+	down := newTestDS(t, instanceSettings(t, promtest.ClosedURL(t), map[string]any{"profile": "custom"}, nil))
 	if status, _, body := postBacktest(t, down, backtestWeek); status != http.StatusBadGateway {
 		t.Errorf("Prometheus down: %d %s, want 502", status, body)
 	}

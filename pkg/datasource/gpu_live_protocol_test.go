@@ -14,6 +14,7 @@ import (
 	"github.com/inferscope/inferscope/pkg/plugintest"
 	"github.com/inferscope/inferscope/pkg/probe/probetest"
 	"github.com/inferscope/inferscope/pkg/testbed"
+	"github.com/inferscope/inferscope/pkg/testbed/promtest"
 )
 
 // startMockProbe serves a real probe over the scenario's mock GPUs of instance's node, frozen at now.
@@ -31,10 +32,10 @@ func TestGPULiveProtocol(t *testing.T) {
 	s := testbed.Default(testbed.DefaultEnd)
 	slow, _ := s.Incident(testbed.ComputeSlowdown)
 	now := slow.Start.Add(10 * time.Minute)
-	urls := []string{startMockProbe(t, s, "node-a:8000", now), closedPortURL(t), startMockProbe(t, s, "node-b:8000", now)}
+	urls := []string{startMockProbe(t, s, "node-a:8000", now), promtest.ClosedURL(t), startMockProbe(t, s, "node-b:8000", now)}
 	p := plugintest.Start(t, plugintest.Binary(t, protocolVersion))
 	// Prometheus is not asked for a live snapshot: its URL may point nowhere.
-	pc := plugintest.PluginContext(PluginID, instanceSettings(t, closedPortURL(t), map[string]any{"probeUrls": urls}, nil))
+	pc := plugintest.PluginContext(PluginID, instanceSettings(t, promtest.ClosedURL(t), map[string]any{"probeUrls": urls}, nil))
 	resp, err := p.QueryData(context.Background(), pc, dataQuery("A", now.Add(-time.Hour), now, time.Minute,
 		map[string]any{"refId": "A", "queryType": "gpu_live"}))
 	if err != nil {

@@ -11,13 +11,14 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/inferscope/inferscope/pkg/testbed"
+	"github.com/inferscope/inferscope/pkg/testbed/promtest"
 )
 
 // TestGPUTypesProtocol runs the GPU query types through the built plugin over gRPC against a
 // real Prometheus on the test bed's history, checking the frames' shape (typed wide frames,
 // units, thresholds, labels) and their numbers against the scenario's truth.
 func TestGPUTypesProtocol(t *testing.T) {
-	down := closedPortURL(t)
+	down := promtest.ClosedURL(t)
 	p, pc, s := startPluginOnBed(t, map[string]any{"probeUrls": []string{down}})
 	ctx := context.Background()
 

@@ -97,7 +97,7 @@ func TestHealthSettingsErrors(t *testing.T) {
 }
 
 func TestHealthUnreachable(t *testing.T) {
-	u := closedPortURL(t)
+	u := promtest.ClosedURL(t)
 	wantHealth(t, "closed port", newTestDS(t, instanceSettings(t, u, nil, nil)), backend.HealthStatusError,
 		"cannot reach Prometheus at "+u+": connection refused")
 }
@@ -182,7 +182,7 @@ func TestHealthAuthAndTLS(t *testing.T) {
 }
 
 func TestHealthURLWithCredentialsIsRedacted(t *testing.T) {
-	u := closedPortURL(t)
+	u := promtest.ClosedURL(t)
 	withUser := strings.Replace(u, "http://", "http://admin:pa55word@", 1) + "/?token=abc"
 	res, _ := checkHealth(t, newTestDS(t, instanceSettings(t, withUser, nil, nil)))
 	if strings.Contains(res.Message, "pa55word") || strings.Contains(string(res.JSONDetails), "pa55word") || strings.Contains(res.Message, "token=abc") {
@@ -219,7 +219,7 @@ func TestHealthProbes(t *testing.T) {
 		GPUs: []snapshot.GPU{{Index: 0, State: snapshot.StateUp}, {Index: 1, State: snapshot.StateLost, Error: "GPU is lost"}}})
 	stale := startProbe(t, &snapshot.Snapshot{Hostname: "gpu-3", CollectedAt: now.Add(-10 * time.Minute), NVML: snapshot.NVMLStatus{OK: true},
 		GPUs: []snapshot.GPU{{Index: 0, State: snapshot.StateUp}}})
-	closed := closedPortURL(t)
+	closed := promtest.ClosedURL(t)
 
 	d := newTestDS(t, instanceSettings(t, prom.URL, map[string]any{"probeUrls": []string{healthy, degraded, stale, closed}}, nil))
 	res, st := checkHealth(t, d)

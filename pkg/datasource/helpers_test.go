@@ -186,18 +186,6 @@ func checkRecorded(t *testing.T, path string, answer any) {
 	}
 }
 
-// closedPortURL returns an http URL on 127.0.0.1 where nothing listens.
-func closedPortURL(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return "http://" + addr
-}
-
 // testPKI is a CA and a server certificate for 127.0.0.1 signed by it.
 type testPKI struct {
 	CAPEM             string

@@ -184,7 +184,7 @@ func TestQueryDataSettingsErrorPerQuery(t *testing.T) {
 }
 
 func TestQueryDataPrometheusDown(t *testing.T) {
-	u := closedPortURL(t)
+	u := promtest.ClosedURL(t)
 	d := newTestDS(t, instanceSettings(t, u, nil, nil))
 	resp, _ := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{
 		dataQuery("A", dataStart, dataStart.Add(time.Hour), time.Minute, map[string]any{"expr": "up"}),
@@ -286,7 +286,7 @@ func FuzzQueryJSON(f *testing.F) {
 	} {
 		f.Add([]byte(seed), int64(60_000))
 	}
-	u := closedPortURL(f)
+	u := promtest.ClosedURL(f)
 	d := New(context.Background(), instanceSettings(f, u, nil, nil), "fuzz", DefaultLimits)
 	f.Fuzz(func(t *testing.T, raw []byte, intervalMs int64) {
 		q := backend.DataQuery{RefID: "A", JSON: raw, Interval: time.Duration(intervalMs) * time.Millisecond,

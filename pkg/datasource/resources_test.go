@@ -23,7 +23,7 @@ func callResource(t *testing.T, d *Datasource, method, path string) *backend.Cal
 
 func TestResources(t *testing.T) {
 	srv := startPromWithCounters(t, promtest.Options{})
-	closed := closedPortURL(t)
+	closed := promtest.ClosedURL(t)
 	d := newTestDS(t, instanceSettings(t, srv.URL, map[string]any{"probeUrls": []string{closed}, "warmupWindow": "5m"}, nil))
 
 	r := callResource(t, d, http.MethodGet, "setup")

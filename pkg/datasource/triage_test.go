@@ -77,7 +77,7 @@ func TestTriageResource(t *testing.T) {
 		}
 	}
 
-	down := newTestDS(t, instanceSettings(t, closedPortURL(t), map[string]any{"profile": "custom"}, nil))
+	down := newTestDS(t, instanceSettings(t, promtest.ClosedURL(t), map[string]any{"profile": "custom"}, nil))
 	if status, _, body := callTriage(t, down, surgeTriageQuery(nil)); status != http.StatusBadGateway {
 		t.Errorf("Prometheus down: %d %s", status, body)
 	}

@@ -84,7 +84,7 @@ func TestVariablesResource(t *testing.T) {
 	}
 
 	// A Prometheus that does not answer: a 502 that names it, not an empty list.
-	down := newTestDS(t, instanceSettings(t, closedPortURL(t), map[string]any{"profile": "custom"}, nil))
+	down := newTestDS(t, instanceSettings(t, promtest.ClosedURL(t), map[string]any{"profile": "custom"}, nil))
 	if status, _, body := getVariables(t, down, "kind=model"); status != http.StatusBadGateway {
 		t.Errorf("Prometheus down: %d %s", status, body)
 	}

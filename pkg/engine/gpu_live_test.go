@@ -5,7 +5,6 @@ package engine
 import (
 	"context"
 	"math"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/inferscope/inferscope/pkg/probe/probetest"
 	"github.com/inferscope/inferscope/pkg/prom"
 	"github.com/inferscope/inferscope/pkg/testbed"
+	"github.com/inferscope/inferscope/pkg/testbed/promtest"
 )
 
 // startMockProbe serves a real probe over the scenario's mock GPUs of instance's node, frozen at now.
@@ -22,21 +22,10 @@ func startMockProbe(t *testing.T, s *testbed.Scenario, instance string, now time
 	return probetest.Start(t, s, instance, now)
 }
 
-func closedURL(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return "http://" + addr
-}
-
 // liveEngine is an engine with probes only: gpu_live never asks Prometheus.
 func liveEngine(t *testing.T, urls []string, timeout time.Duration) *Engine {
 	t.Helper()
-	c, err := prom.New(closedURL(t), nil)
+	c, err := prom.New(promtest.ClosedURL(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +70,7 @@ func TestGPULiveFromProbes(t *testing.T) {
 	now := slow.Start.Add(5 * time.Minute) // node-b's GPUs 0-3 near full
 	a := startMockProbe(t, s, "node-a:8000", now)
 	b := startMockProbe(t, s, "node-b:8000", now)
-	down := closedURL(t)
+	down := promtest.ClosedURL(t)
 	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
 	t.Cleanup(hang.Close)
 	notProbe := httptest.NewServer(http.NotFoundHandler())

@@ -3,7 +3,6 @@ package prom
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -186,12 +185,7 @@ func TestClientQueriesOnRealPrometheus(t *testing.T) {
 }
 
 func TestClientUnreachable(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := "http://" + l.Addr().String()
-	l.Close()
+	addr := promtest.ClosedURL(t)
 	c, err := New(addr, &http.Client{Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,7 +77,7 @@ func TestGateCommand(t *testing.T) {
 			t.Errorf("%v: exit %d, %q", bad, code, errOut)
 		}
 	}
-	if code, _, errOut := runCLI(t, gateArgs(closedURL(t), "recsys-ranker", "v1.4.0", "v1.5.0")...); code != exitUnavailable || errOut == "" {
+	if code, _, errOut := runCLI(t, gateArgs(promtest.ClosedURL(t), "recsys-ranker", "v1.4.0", "v1.5.0")...); code != exitUnavailable || errOut == "" {
 		t.Errorf("closed port: exit %d, %q", code, errOut)
 	}
 }
@@ -107,16 +106,4 @@ func TestGateCommandBasicAuth(t *testing.T) {
 	if code != exitUnavailable || errOut == "" {
 		t.Fatalf("wrong password: exit %d %s", code, errOut)
 	}
-}
-
-// closedURL is an http URL on 127.0.0.1 where nothing listens.
-func closedURL(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return "http://" + addr
 }

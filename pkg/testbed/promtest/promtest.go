@@ -10,12 +10,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 )
@@ -91,8 +89,7 @@ func Start(t testing.TB, opts Options) *Server {
 	cfgFile := filepath.Join(work, "prometheus.yml")
 	mustWrite(t, cfgFile, cfg)
 
-	port := freePort(t)
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	addr := FreeAddr(t)
 	args := []string{
 		"--config.file=" + cfgFile,
 		"--storage.tsdb.path=" + dataDir,
@@ -112,27 +109,11 @@ func Start(t testing.TB, opts Options) *Server {
 	}
 	args = append(args, opts.ExtraArgs...)
 
-	var logs LogBuffer
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start prometheus: %v", err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-exited:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	})
+	proc := StartProcess(t, bin, args...)
 
 	srv := &Server{URL: scheme + "://" + addr, DataDir: dataDir}
-	if err := waitReady(srv.URL, opts.WebConfigYAML != "", exited); err != nil {
-		t.Fatalf("prometheus did not become ready at %s: %v\n--- prometheus log ---\n%s", srv.URL, err, tail(logs.Bytes(), 8192))
+	if err := waitReady(srv.URL, opts.WebConfigYAML != "", proc.Exited); err != nil {
+		t.Fatalf("prometheus did not become ready at %s: %v\n--- prometheus log ---\n%s", srv.URL, err, tail(proc.Logs.Bytes(), 8192))
 	}
 	return srv
 }
@@ -165,16 +146,6 @@ func waitReady(url string, anyAnswer bool, exited <-chan error) error {
 		last = errors.New("timed out")
 	}
 	return last
-}
-
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("find a free port: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 func mustWrite(t testing.TB, path, content string) {

@@ -212,6 +212,7 @@ func Run(ctx context.Context, e *engine.Engine, o Options, progress func(done, t
 	rep.Warmups, rep.Deploys = ev.warmups, ev.deploys
 	rep.Notices = append(rep.Notices, ev.notices...)
 
+	fetches := &fetchMemo{}
 	var (
 		mu      sync.Mutex
 		done    int
@@ -231,7 +232,7 @@ func Run(ctx context.Context, e *engine.Engine, o Options, progress func(done, t
 				rr := &rep.Rules[i]
 				var texts []string
 				if rr.plan != nil {
-					texts = replay(ctx, e, rr, o, evals, rep.Warmups, rep.Deploys)
+					texts = replay(ctx, e, fetches, rr, o, evals, rep.Warmups, rep.Deploys)
 				}
 				mu.Lock()
 				for _, t := range texts {
@@ -258,11 +259,11 @@ func Run(ctx context.Context, e *engine.Engine, o Options, progress func(done, t
 }
 
 // replay runs one rule and fills its report; it returns the notices worth showing.
-func replay(ctx context.Context, e *engine.Engine, rr *RuleReport, o Options, evals []int64, warmups, deploys []Event) []string {
+func replay(ctx context.Context, e *engine.Engine, fetches *fetchMemo, rr *RuleReport, o Options, evals []int64, warmups, deploys []Event) []string {
 	pl := rr.plan
 	rr.Evaluations = len(evals)
 	lookback := time.Duration(pl.Query.RelativeTimeRange.From) * time.Second
-	series, notices, err := fetchPlan(ctx, e, pl, o.From.Add(-lookback), o.To, o.Params.Interval)
+	series, notices, err := fetches.fetch(ctx, e, pl, o.From.Add(-lookback), o.To, o.Params.Interval)
 	if err != nil {
 		rr.Error = err.Error()
 		return nil
@@ -331,6 +332,48 @@ const chunkPoints = 10000
 
 // fetchPlan runs the plan's data query over [from, to] at the interval, in chunks the engine
 // keeps at that step.
+// fetchMemo runs each distinct data query of a replay once: a P0 rule and its P1 sibling
+// (latency, GPU memory) query the same signal and differ only in their condition.
+type fetchMemo struct {
+	mu   sync.Mutex
+	runs map[string]*fetchRun
+}
+
+type fetchRun struct {
+	done    chan struct{}
+	tracks  []track
+	notices []string
+	err     error
+}
+
+func (m *fetchMemo) fetch(ctx context.Context, e *engine.Engine, pl *alerting.Plan, from, to time.Time, interval time.Duration) ([]track, []string, error) {
+	model, err := json.Marshal(pl.Query.Model)
+	if err != nil {
+		return nil, nil, err
+	}
+	key := fmt.Sprintf("%s %s %d %d %d", pl.Query.QueryType, model, from.UnixMilli(), to.UnixMilli(), interval)
+	m.mu.Lock()
+	if m.runs == nil {
+		m.runs = map[string]*fetchRun{}
+	}
+	r, shared := m.runs[key]
+	if !shared {
+		r = &fetchRun{done: make(chan struct{})}
+		m.runs[key] = r
+	}
+	m.mu.Unlock()
+	if !shared {
+		r.tracks, r.notices, r.err = fetchPlan(ctx, e, pl, from, to, interval)
+		close(r.done)
+	}
+	select {
+	case <-r.done:
+		return r.tracks, r.notices, r.err
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
+}
+
 func fetchPlan(ctx context.Context, e *engine.Engine, pl *alerting.Plan, from, to time.Time, interval time.Duration) ([]track, []string, error) {
 	if pl.Query.QueryType == "promql" {
 		expr, _ := pl.Query.Model["expr"].(string)

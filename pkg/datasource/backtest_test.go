@@ -72,9 +72,8 @@ func TestBacktestResource(t *testing.T) {
 		t.Errorf("interval %s, %s..%s, %d queries", r.Interval, r.From, r.To, r.Queries)
 	}
 
-	// Recorded for the page's tests, with the measurements zeroed so the file is stable: the
-	// wall time, and the round trips (rules running side by side may both fetch a history the
-	// engine's cache would otherwise share: 56 or 57).
+	// Recorded for the page's tests, with the measurements (wall time, round trips) zeroed so the
+	// file is stable.
 	r.Seconds, r.Queries = 0, 0
 	checkRecorded(t, filepath.Join("..", "..", "src", "pages", "AlertRules", "testdata", "backtest.json"), r)
 

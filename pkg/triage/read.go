@@ -774,6 +774,15 @@ var gpuNodeLabels = []string{"node", "Hostname", "hostname", "instance"}
 // (not an idle GPU or an application setting).
 var hardwareThrottle = []string{"hw_slowdown", "sw_thermal_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown"}
 
+// dcgmHardwareThrottle lists, per node, whether dcgm-exporter's clock-event bitmask (x, a
+// selector) had a hardware reason set in the window: bits 0x8 (hw_slowdown), 0x20, 0x40, 0x80
+// (sw/hw thermal, power brake), the bits of hardwareThrottle. PromQL has no bitwise and, hence
+// floor and modulo; a subquery samples the mask once a minute.
+func dcgmHardwareThrottle(by, x, window string) string {
+	return fmt.Sprintf(`label_replace(max by (%s) (max_over_time((floor(%s/8)%%2 + floor(%s/32)%%2 + floor(%s/64)%%2 + floor(%s/128)%%2)[%s:1m])) > 0, "reason", "hw_or_thermal_slowdown", "", "")`,
+		by, x, x, x, x, window)
+}
+
 // hardwareJob counts XID events and uncorrected ECC errors in each window and lists the active
 // hardware clock-event reasons, in the probe's naming or dcgm-exporter's.
 func (r *reader) hardwareJob(instances []string) func(context.Context) error {
@@ -781,9 +790,12 @@ func (r *reader) hardwareJob(instances []string) func(context.Context) error {
 		by := strings.Join(gpuNodeLabels, ", ")
 		has := func(n string) bool { return r.e.Present == nil || r.e.Present[n] }
 		// newOrIncrease counts a counter's growth including series born inside the window (the
-		// first XID of a code creates its series at 1, which increase() cannot see).
+		// first XID of a code creates its series at 1, which increase() cannot see): a series
+		// absent at the window's start counts its whole value, any other its increase. The new
+		// series come first: `or` keeps the left side's series, and increase() of a series born
+		// in the window is 0.
 		newOrIncrease := func(sel string, w time.Duration) string {
-			return fmt.Sprintf("sum by (%s) (increase(%s[%s]) or (%s unless %s offset %s))", by, sel, dur(w), sel, sel, dur(w))
+			return fmt.Sprintf("sum by (%s) ((%s unless %s offset %s) or increase(%s[%s]))", by, sel, sel, dur(w), sel, dur(w))
 		}
 		// sel is a metric's selector, narrowed to the GPU the question names (both namings
 		// carry the GPU index in a `gpu` label).
@@ -814,11 +826,8 @@ func (r *reader) hardwareJob(instances []string) func(context.Context) error {
 				return fmt.Sprintf("sum by (%s) (changes(%s[%s]))", by, sel("DCGM_FI_DEV_XID_ERRORS"), dur(w))
 			}
 			ecc = func(w time.Duration) string { return newOrIncrease(sel("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"), w) }
-			// Bits 0x8, 0x20, 0x40, 0x80 of the clock-event mask.
 			thr = func(w time.Duration) string {
-				x := sel("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS")
-				return fmt.Sprintf(`label_replace(max by (%s) (max_over_time((floor(%s/8)%%2 + floor(%s/32)%%2 + floor(%s/64)%%2 + floor(%s/128)%%2)[%s:1m])) > 0, "reason", "hw_or_thermal_slowdown", "", "")`,
-					by, x, x, x, x, dur(w))
+				return dcgmHardwareThrottle(by, sel("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS"), dur(w))
 			}
 		default:
 			r.notice("no XID, ECC or clock-event series (probe or dcgm-exporter): the hardware step has nothing to read")

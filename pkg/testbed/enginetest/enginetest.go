@@ -16,7 +16,8 @@ import (
 )
 
 type config struct {
-	profile string // "" = the custom naming, its profile detected
+	profile   string // "" = the custom naming, its profile detected
+	gpuNaming string // "" = the probe's
 }
 
 // Option changes what Start serves.
@@ -26,6 +27,11 @@ type Option func(*config)
 // takes that profile by name rather than detecting it.
 func Profile(name string) Option {
 	return func(c *config) { c.profile = name }
+}
+
+// GPUNaming serves the GPU series in the named naming (testbed.TSDBOptions.GPUNaming).
+func GPUNaming(name string) Option {
+	return func(c *config) { c.gpuNaming = name }
 }
 
 // Start serves the test bed's history (the custom naming unless Profile says otherwise) in a
@@ -39,7 +45,7 @@ func Start(t testing.TB, opts ...Option) (*engine.Engine, *testbed.Scenario) {
 	for _, o := range opts {
 		o(&c)
 	}
-	dir, s := testbed.TSDBFor(t, testbed.TSDBOptions{Profile: c.profile})
+	dir, s := testbed.TSDBFor(t, testbed.TSDBOptions{Profile: c.profile, GPUNaming: c.gpuNaming})
 	srv := promtest.Start(t, promtest.Options{DataDir: dir})
 	client, err := prom.New(srv.URL, nil)
 	if err != nil {

@@ -79,9 +79,13 @@ function AlertRules({ settings }: Props) {
   const [backtest, setBacktest] = useState<{ key: string; view: BacktestView }>();
   const backtestRun = useRef(0);
 
+  // Contact points only matter once there is a catalog to provision.
+  const hasDataSource = Boolean(uid);
   useEffect(() => {
-    listContactPoints().then(setContactPoints);
-  }, []);
+    if (hasDataSource) {
+      listContactPoints().then(setContactPoints);
+    }
+  }, [hasDataSource]);
 
   const answer = loaded?.kind === 'loaded' ? loaded.value : undefined;
   const folderUid = answer?.folder.uid;

@@ -76,6 +76,21 @@ describe('Alert rules page', () => {
     expect(row('Warm-up longer than usual')).toHaveTextContent('P2');
   });
 
+  test("the contact points offered are Grafana's, each name once", async () => {
+    inferscopeDataSource();
+    grafanaWithoutRules();
+
+    render(<AlertRules settings={{}} />);
+
+    await screen.findByRole('row', { name: 'Latency far above its baseline' });
+    await userEvent.click(screen.getByRole('combobox', { name: /^P0 contact point/ }));
+    const offered = await screen.findAllByRole('option');
+    expect(offered.map((o) => o.textContent)).toEqual(
+      expect.arrayContaining(['grafana-default-email', 'ml-chat', 'oncall-phone'])
+    );
+    expect(offered.filter((o) => o.textContent === 'oncall-phone')).toHaveLength(1);
+  });
+
   test('a rule the metric profile cannot measure says why and is not provisioned', async () => {
     inferscopeDataSource();
     // The recorded answer as a data source whose profile lacks cache metrics gives it.

@@ -33,3 +33,13 @@ Object.defineProperties(HTMLElement.prototype, {
   clientHeight: { configurable: true, get: () => 320 },
   clientWidth: { configurable: true, get: () => 320 },
 });
+
+// i18next (initialised by @grafana/i18n) prints a sponsor notice once per test file; it is not
+// ours and buries the output that is. Everything else still reaches the console.
+const consoleInfo = console.info.bind(console);
+console.info = (...args) => {
+  if (typeof args[0] === 'string' && args[0].includes('i18next is made possible')) {
+    return;
+  }
+  consoleInfo(...args);
+};

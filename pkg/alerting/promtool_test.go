@@ -1,12 +1,9 @@
 package alerting
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -76,7 +73,6 @@ func evalAt(m int) string { return fmt.Sprintf("%dm", m) }
 
 func runPromtool(t *testing.T, p Params, tests []promtoolTest) {
 	t.Helper()
-	bin := promtest.RequireBinary(t, "promtool")
 	dir := t.TempDir()
 	rules, err := RenderPrometheus(p)
 	if err != nil {
@@ -94,15 +90,7 @@ func runPromtool(t *testing.T, p Params, tests []promtoolTest) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(dir, "tests.yml"), body)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "test", "rules", "tests.yml")
-	cmd.Dir = dir
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("promtool test rules: %v\n%s", err, tail(out.String(), 12000))
-	}
+	promtest.RunRuleTests(t, dir, "tests.yml")
 }
 
 func writeFile(t *testing.T, path string, b []byte) {
@@ -110,13 +98,6 @@ func writeFile(t *testing.T, path string, b []byte) {
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func tail(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return "…" + s[len(s)-n:]
 }
 
 // The fleet's defaults: node-a serves recsys v1 at 1000 requests a minute, GPUs 0 and 1 at 50 %

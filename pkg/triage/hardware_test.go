@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,7 +21,6 @@ import (
 // boost (0x10) and display clocks (0x100) do not. The value is the most hardware bits set at
 // once in the window.
 func TestDCGMHardwareThrottleBits(t *testing.T) {
-	promtool := promtest.RequireBinary(t, "promtool")
 	cases := []struct {
 		node   string
 		values string // one sample a minute from 0m
@@ -48,15 +46,11 @@ func TestDCGMHardwareThrottleBits(t *testing.T) {
 			fmt.Fprintf(&b, "          - labels: '{Hostname=%q, reason=\"hw_or_thermal_slowdown\"}'\n            value: %d\n", c.node, c.want)
 		}
 	}
-	file := filepath.Join(t.TempDir(), "throttle.yml")
-	if err := os.WriteFile(file, []byte(b.String()), 0o600); err != nil {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "throttle.yml"), []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, promtool, "test", "rules", file).CombinedOutput(); err != nil {
-		t.Fatalf("promtool test rules: %v\n%s\n%s", err, out, b.String())
-	}
+	promtest.RunRuleTests(t, dir, "throttle.yml")
 }
 
 // TestHardwareReadingsBothGPUNamings: the scenario's one XID (43, on node-a's GPU 6 as the GPU

@@ -72,6 +72,21 @@ func CreateBlocks(ctx context.Context, openMetricsFile, dir string) error {
 	return nil
 }
 
+// RunRuleTests runs `promtool test rules` on the test file in dir (rule_files resolve from
+// dir) and fails the test with the end of promtool's report when a case fails.
+func RunRuleTests(t testing.TB, dir, file string) {
+	t.Helper()
+	promtool := RequireBinary(t, "promtool")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, promtool, "test", "rules", file)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("promtool test rules %s: %v\n%s", file, err, tail(out, 12000))
+	}
+}
+
 // Start runs Prometheus for the duration of the test and returns once /-/ready answers.
 func Start(t testing.TB, opts Options) *Server {
 	t.Helper()

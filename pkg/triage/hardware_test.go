@@ -67,7 +67,7 @@ func TestHardwareReadingsBothGPUNamings(t *testing.T) {
 				t.Fatal("the scenario has no GPU idle incident")
 			}
 			from, to := in.Start.Add(-5*time.Minute), in.Start.Add(5*time.Minute)
-			rd, err := Read(context.Background(), e, Options{Model: in.Model, From: from, To: to}.WithDefaults(e.Clock()))
+			rd, err := Read(context.Background(), e, Options{Model: in.Model, From: from, To: to})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -24,9 +24,10 @@ type NodeReadings struct {
 	Queries        int
 }
 
-// ReadNode finds the models served on o.Node (completed with defaults) in the window or the
+// ReadNode finds the models served on o.Node in the window (completed with the defaults) or the
 // reference before it and reads each on the node's instances.
 func ReadNode(ctx context.Context, e *engine.Engine, o Options) (*NodeReadings, error) {
+	o = o.WithDefaults(e.Clock())
 	r := newReader(e, o)
 	nr := &NodeReadings{Node: r.rd.Node, GPU: o.GPU, Instance: o.Instance, Window: r.rd.Window, Before: r.rd.Before}
 	if o.Progress != nil {

@@ -134,9 +134,11 @@ func newReader(e *engine.Engine, o Options) *reader {
 	return r
 }
 
-// Read gathers the readings of o (completed with defaults) from the engine's Prometheus.
+// Read gathers the readings of o, its window completed with the defaults, from the engine's
+// Prometheus.
 func Read(ctx context.Context, e *engine.Engine, o Options) (*Readings, error) {
-	r := newReader(e, o)
+	r := newReader(e, o.WithDefaults(e.Clock()))
+	o = r.o
 	rd := r.rd
 	if o.Version != "" && r.verLbl == "" {
 		r.notice(fmt.Sprintf("%s metrics carry no version label: every version of %s is read together", e.Profile.Title, o.Model))

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/pkg/engine"
+	"github.com/inferscope/inferscope/pkg/probe/snapshot"
 	"github.com/inferscope/inferscope/pkg/profile"
 	"github.com/inferscope/inferscope/pkg/prom"
 )
@@ -772,17 +773,41 @@ func (r *reader) promRange(ctx context.Context, expr string) ([]engine.Series, e
 // this order), kept by the hardware sums.
 var gpuNodeLabels = []string{"node", "Hostname", "hostname", "instance"}
 
-// hardwareThrottle are the clock-event reasons that mean the hardware holds the clocks down
-// (not an idle GPU or an application setting).
-var hardwareThrottle = []string{"hw_slowdown", "sw_thermal_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown"}
+// hardwareThrottleBits are the clock-event reasons that mean the hardware holds the clocks
+// down — hardware slowdown, software and hardware thermal slowdown, power brake — not an idle
+// GPU, the power cap or an application setting.
+const hardwareThrottleBits = 0x8 | 0x20 | 0x40 | 0x80
+
+// hardwareThrottle names the hardware reasons as the probe's `reason` label does.
+func hardwareThrottle() []string {
+	var out []string
+	for _, r := range snapshot.ThrottleReasonNames {
+		if r.Bit&hardwareThrottleBits != 0 {
+			out = append(out, r.Name)
+		}
+	}
+	return out
+}
+
+// probeHardwareThrottle lists, per node and reason, the hardware reasons active in the window
+// from the probe's per-reason gauge (x, a selector narrowed to those reasons).
+func probeHardwareThrottle(by, x, window string) string {
+	return fmt.Sprintf(`max by (%s, reason) (max_over_time(%s[%s])) > 0`, by, x, window)
+}
 
 // dcgmHardwareThrottle lists, per node, whether dcgm-exporter's clock-event bitmask (x, a
-// selector) had a hardware reason set in the window: bits 0x8 (hw_slowdown), 0x20, 0x40, 0x80
-// (sw/hw thermal, power brake), the bits of hardwareThrottle. PromQL has no bitwise and, hence
-// floor and modulo; a subquery samples the mask once a minute.
+// selector) had a hardware reason set in the window, as the number of hardware bits set at
+// once. PromQL has no bitwise and, hence floor and modulo; a subquery samples the mask once a
+// minute.
 func dcgmHardwareThrottle(by, x, window string) string {
-	return fmt.Sprintf(`label_replace(max by (%s) (max_over_time((floor(%s/8)%%2 + floor(%s/32)%%2 + floor(%s/64)%%2 + floor(%s/128)%%2)[%s:1m])) > 0, "reason", "hw_or_thermal_slowdown", "", "")`,
-		by, x, x, x, x, window)
+	var bits []string
+	for _, r := range snapshot.ThrottleReasonNames {
+		if r.Bit&hardwareThrottleBits != 0 {
+			bits = append(bits, fmt.Sprintf("floor(%s/%d)%%2", x, r.Bit))
+		}
+	}
+	return fmt.Sprintf(`label_replace(max by (%s) (max_over_time((%s)[%s:1m])) > 0, "reason", "hw_or_thermal_slowdown", "", "")`,
+		by, strings.Join(bits, " + "), window)
 }
 
 // hardwareJob counts XID events and uncorrected ECC errors in each window and lists the active
@@ -820,8 +845,7 @@ func (r *reader) hardwareJob(instances []string) func(context.Context) error {
 				return newOrIncrease(sel("inferscope_gpu_ecc_errors_total", prom.Eq("type", "uncorrected")), w)
 			}
 			thr = func(w time.Duration) string {
-				return fmt.Sprintf(`max by (%s, reason) (max_over_time(%s[%s])) > 0`,
-					by, sel("inferscope_gpu_clock_event_reason_active", prom.In("reason", hardwareThrottle...)), dur(w))
+				return probeHardwareThrottle(by, sel("inferscope_gpu_clock_event_reason_active", prom.In("reason", hardwareThrottle()...)), dur(w))
 			}
 		case has("DCGM_FI_DEV_XID_ERRORS") || has("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"):
 			xid = func(w time.Duration) string {

@@ -67,8 +67,11 @@ export function isNodeForm(form: TriageForm): boolean {
   return form.model.trim() === '' && form.node.trim() !== '';
 }
 
-/** Validates the form and resolves its times to what the resource reads. */
-export function checkForm(form: TriageForm): FormCheck {
+/**
+ * Validates the form and resolves its times to what the resource reads. Relative times are read
+ * against one `now`, so `now-15m` to `now` is exactly 15 minutes.
+ */
+export function checkForm(form: TriageForm, now: Date = new Date()): FormCheck {
   const errors: Partial<Record<keyof TriageForm, string>> = {};
   const model = form.model.trim();
   const node = form.node.trim();
@@ -81,8 +84,8 @@ export function checkForm(form: TriageForm): FormCheck {
   if (form.gpu.trim() !== '' && node === '' && form.instance.trim() === '') {
     errors.gpu = 'gpu: name the node the GPU is on';
   }
-  const from = parseTimeParam(form.from || DEFAULT_FROM, false);
-  const to = parseTimeParam(form.to || DEFAULT_TO, true);
+  const from = parseTimeParam(form.from || DEFAULT_FROM, false, now);
+  const to = parseTimeParam(form.to || DEFAULT_TO, true, now);
   if (!from) {
     errors.from = `from: "${form.from}" is not a time; ${TIME_HELP}`;
   }

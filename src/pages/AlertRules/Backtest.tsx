@@ -35,8 +35,9 @@ export function backtestWindow(
     const days = Number(span.replace('d', ''));
     return { from: toRFC3339(new Date(now.getTime() - days * DAY_MS)), to: toRFC3339(now) };
   }
-  const from = parseTimeParam(range.from);
-  const to = parseTimeParam(range.to, true);
+  // One now for both ends: `now-1d` to `now` is exactly a day.
+  const from = parseTimeParam(range.from, false, now);
+  const to = parseTimeParam(range.to, true, now);
   if (!from || !to) {
     return { error: `${!from ? 'from' : 'to'}: not a time; use RFC 3339, milliseconds since the epoch or now-7d` };
   }

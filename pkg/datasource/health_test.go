@@ -199,9 +199,12 @@ type fixedSource struct{ snap *snapshot.Snapshot }
 func (f fixedSource) Snapshot() *snapshot.Snapshot { return f.snap }
 func (f fixedSource) Interval() time.Duration      { return 5 * time.Second }
 
-func startProbe(t *testing.T, snap *snapshot.Snapshot) string {
+// startProbe serves snap as a probe whose clock reads now: a snapshot's age is exact however
+// slowly the test runs.
+func startProbe(t *testing.T, snap *snapshot.Snapshot, now time.Time) string {
 	t.Helper()
-	h, err := server.Handler(server.Options{Gatherer: prometheus.NewRegistry(), Source: fixedSource{snap}, Version: "test"})
+	h, err := server.Handler(server.Options{Gatherer: prometheus.NewRegistry(), Source: fixedSource{snap}, Version: "test",
+		Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,11 +217,11 @@ func TestHealthProbes(t *testing.T) {
 	prom := promtest.Start(t, promtest.Options{})
 	now := time.Now()
 	healthy := startProbe(t, &snapshot.Snapshot{Hostname: "gpu-1", CollectedAt: now, NVML: snapshot.NVMLStatus{OK: true},
-		GPUs: []snapshot.GPU{{Index: 0, State: snapshot.StateUp}, {Index: 1, State: snapshot.StateUp}}})
+		GPUs: []snapshot.GPU{{Index: 0, State: snapshot.StateUp}, {Index: 1, State: snapshot.StateUp}}}, now)
 	degraded := startProbe(t, &snapshot.Snapshot{Hostname: "gpu-2", CollectedAt: now, NVML: snapshot.NVMLStatus{OK: true},
-		GPUs: []snapshot.GPU{{Index: 0, State: snapshot.StateUp}, {Index: 1, State: snapshot.StateLost, Error: "GPU is lost"}}})
+		GPUs: []snapshot.GPU{{Index: 0, State: snapshot.StateUp}, {Index: 1, State: snapshot.StateLost, Error: "GPU is lost"}}}, now)
 	stale := startProbe(t, &snapshot.Snapshot{Hostname: "gpu-3", CollectedAt: now.Add(-10 * time.Minute), NVML: snapshot.NVMLStatus{OK: true},
-		GPUs: []snapshot.GPU{{Index: 0, State: snapshot.StateUp}}})
+		GPUs: []snapshot.GPU{{Index: 0, State: snapshot.StateUp}}}, now)
 	closed := promtest.ClosedURL(t)
 
 	d := newTestDS(t, instanceSettings(t, prom.URL, map[string]any{"probeUrls": []string{healthy, degraded, stale, closed}}, nil))

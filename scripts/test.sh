@@ -24,7 +24,7 @@ go tool mage -v buildAll loadgen cli probe package verifyPackage
 zip_file=$(ls -t inferscope-monitor-app-*.zip | head -n1)
 
 step "go vet"
-go vet ./...
+go vet ./pkg/...
 
 step "fuzzing (short runs; the seed corpus also runs in the tests below)"
 go test -run '^$' -fuzz '^FuzzQuote$' -fuzztime 15s ./pkg/prom
@@ -35,6 +35,6 @@ go run ./pkg/cmd/inferscope-loadgen --warm-test-cache
 
 step "Go tests (race detector; integration and protocol tests on real servers)"
 INFERSCOPE_ZIP="$PWD/$zip_file" INFERSCOPE_EXPECT_ZIP=true INFERSCOPE_DIST="$PWD/dist" \
-  go tool gotestsum --format pkgname-and-test-fails -- -race -count=1 -timeout 30m ./...
+  go tool gotestsum --format pkgname-and-test-fails -- -race -count=1 -timeout 30m ./pkg/...
 
 step "all checks passed"

@@ -149,7 +149,7 @@ func printGate(w io.Writer, r *gate.Report) error {
 				limit = fmt.Sprintf("+%g %%", math.Round(*c.Threshold*1000)/10)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.Name, gateValue(c.Baseline, c.Unit), gateValue(c.Canary, c.Unit), gateChange(c.Change), limit, result)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.Name, gateValue(c.Baseline, c.Unit), gateValue(c.Canary, c.Unit), changeText(c.Change), limit, result)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -177,9 +177,17 @@ func gateValue(v *float64, unit string) string {
 	return fmt.Sprintf("%.4g", *v)
 }
 
-func gateChange(v *float64) string {
-	if v == nil {
+// changeText writes a relative change (now / before − 1) as a percentage, or as a multiple once
+// the reading has grown tenfold: a share that rose from 0.03 % to 13.5 % reads ×449, not
+// +44788.2 %.
+func changeText(v *float64) string {
+	switch {
+	case v == nil:
 		return "-"
+	case *v >= 99:
+		return fmt.Sprintf("×%.0f", *v+1)
+	case *v >= 9:
+		return fmt.Sprintf("×%.1f", *v+1)
 	}
 	return fmt.Sprintf("%+.1f %%", *v*100)
 }

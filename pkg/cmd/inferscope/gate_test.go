@@ -107,3 +107,24 @@ func TestGateCommandBasicAuth(t *testing.T) {
 		t.Fatalf("wrong password: exit %d %s", code, errOut)
 	}
 }
+
+func TestChangeText(t *testing.T) {
+	ptr := func(v float64) *float64 { return &v }
+	for _, c := range []struct {
+		change *float64
+		want   string
+	}{
+		{nil, "-"},
+		{ptr(0.15), "+15.0 %"},
+		{ptr(-0.0232), "-2.3 %"},
+		{ptr(-1), "-100.0 %"},
+		{ptr(8.99), "+899.0 %"},
+		{ptr(9), "×10.0"},
+		{ptr(11.5), "×12.5"},
+		{ptr(447.882), "×449"},
+	} {
+		if got := changeText(c.change); got != c.want {
+			t.Errorf("changeText = %q, want %q", got, c.want)
+		}
+	}
+}

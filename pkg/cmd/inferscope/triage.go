@@ -167,7 +167,7 @@ func printTriage(w io.Writer, r *triage.Report) error {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "   EVIDENCE\tBEFORE\tNOW\tCHANGE\tNOTE")
 		for _, e := range c.Evidence {
-			fmt.Fprintf(tw, "   %s\t%s\t%s\t%s\t%s\n", e.What, unitValue(e.Before, e.Unit), unitValue(e.Now, e.Unit), gateChange(e.Change), e.Note)
+			fmt.Fprintf(tw, "   %s\t%s\t%s\t%s\t%s\n", e.What, unitValue(e.Before, e.Unit), unitValue(e.Now, e.Unit), changeText(e.Change), e.Note)
 		}
 		if err := tw.Flush(); err != nil {
 			return err

@@ -8,10 +8,14 @@ export function formatValue(value: number | null | undefined, unit: string): str
   return formattedValueToString(getValueFormat(unit || 'short')(value));
 }
 
-/** A relative change (now / before − 1) as a signed percentage. */
+/** A relative change (now / before − 1) as a signed percentage, or a multiple from tenfold on. */
 export function formatChange(change: number | null | undefined): string {
   if (change === null || change === undefined || !Number.isFinite(change)) {
     return '—';
+  }
+  // Grown tenfold or more: a multiple says it better (0.03 % → 13.5 % is ×449, not +44788 %).
+  if (change >= 9) {
+    return `×${(change + 1).toFixed(change >= 99 ? 0 : 1)}`;
   }
   const pct = change * 100;
   const digits = Math.abs(pct) >= 100 ? 0 : 1;

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -109,8 +110,16 @@ func TestHardwareReadingsBothGPUNamings(t *testing.T) {
 			}
 			r := Score(rd, DefaultThresholds())
 			hw := cause(t, &r, CauseHardware)
-			if hw.Instance != in.Instance || !strings.Contains(hw.Summary, "1 XID event") {
-				t.Errorf("hardware cause on %s: %q", hw.Instance, hw.Summary)
+			if hw.Instance != in.Instance || hw.Model != in.Model || !strings.Contains(hw.Summary, "1 XID event") {
+				t.Errorf("hardware cause on %s of %q: %q", hw.Instance, hw.Model, hw.Summary)
+			}
+			// Asked as a GPU alert asks (node and GPU), the XID is the node's, no model's.
+			node, err := Diagnose(context.Background(), e, Options{Node: testbed.Node(in.Instance), GPU: strconv.Itoa(in.GPUs[0]), From: from, To: to})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if hw := cause(t, node, CauseHardware); hw.Model != "" || !strings.Contains(hw.Summary, "1 XID event(s) on GPU "+strconv.Itoa(in.GPUs[0])+" of "+testbed.Node(in.Instance)) {
+				t.Errorf("node question: hardware cause of %q: %q", hw.Model, hw.Summary)
 			}
 		})
 	}

@@ -169,7 +169,11 @@ func score(q question, rds []*Readings, th Thresholds) Report {
 	for _, rd := range rds {
 		for i := range rd.Instances {
 			for _, c := range instanceCauses(rd, &rd.Instances[i], th) {
-				c.model = rd.Model
+				// A node's hardware belongs to no model: in a node question naming one (whichever
+				// was read first) would send the reader to the wrong place.
+				if !q.byNode || c.id != CauseHardware {
+					c.model = rd.Model
+				}
 				keep(c)
 			}
 		}

@@ -292,8 +292,8 @@ func TestNodeTriage(t *testing.T) {
 			t.Errorf("models %v", r.Models)
 		}
 		for _, c := range r.Causes {
-			if nodeOf(c.Instance) != node || c.Model == "" {
-				t.Errorf("cause %s on %q of %q, outside node %s or without a model", c.ID, c.Instance, c.Model, node)
+			if nodeOf(c.Instance) != node || (c.Model == "") != (c.ID == CauseHardware) {
+				t.Errorf("cause %s on %q of %q: outside node %s, or a model named on hardware or missing elsewhere", c.ID, c.Instance, c.Model, node)
 			}
 		}
 	}

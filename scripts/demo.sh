@@ -96,9 +96,9 @@ for _ in $(seq 1 300); do
 done
 
 prom=http://127.0.0.1:$prom_port
-# The scripted queue surge starts 8 h before the history's end: 5 to 20 minutes into it.
-surge_from=$(date -u -d "@$(( $(date -u -d "$end" +%s) - 8 * 3600 + 300 ))" +%Y-%m-%dT%H:%M:%SZ)
-surge_to=$(date -u -d "@$(( $(date -u -d "$end" +%s) - 8 * 3600 + 1200 ))" +%Y-%m-%dT%H:%M:%SZ)
+# The scenario's incidents, each with the triage question that finds it (from the loadgen: one
+# scenario model), pointed at this Prometheus.
+incidents=$("$bin/inferscope-loadgen" --incidents --end="$end" | sed "s|inferscope triage |inferscope triage --prometheus $prom |; s|^|  |")
 log "the layered health of recsys-ranker now (inferscope report):"
 "$bin/inferscope" report --prometheus="$prom" --model=recsys-ranker --quiet ||
   log "inferscope report answered with status $? (see its help for what the status means)"
@@ -121,10 +121,12 @@ Point an existing Grafana at it:
 Try the engine from the command line ($bin/inferscope, or: go run ./pkg/cmd/inferscope):
   inferscope report   --prometheus $prom --model text-embedder
   inferscope gate     --prometheus $prom --model recsys-ranker --baseline v1.4.0 --canary v1.5.0
-  inferscope triage   --prometheus $prom --model recsys-ranker --from $surge_from --to $surge_to   (the queue surge)
   inferscope backtest --prometheus $prom --last 7d
 Or Prometheus itself:
   curl -sG $prom/api/v1/query --data-urlencode 'query=sum by (model_name) (rate(inference_requests_total[5m]))'
+
+$incidents
+
 Logs: $work/*.log      Ctrl-C stops everything.
 MSG
 

@@ -99,6 +99,7 @@ type config struct {
 	historyOut  string
 	tsdbOut     string
 	warmCache   bool
+	incidents   bool
 	serve       bool
 	historyDays int
 	step        time.Duration
@@ -118,6 +119,7 @@ func parseFlags(args []string, stderr io.Writer, now time.Time) (config, error) 
 	fs.StringVar(&c.historyOut, "history-out", "", "write the scenario's history as OpenMetrics to this file (\"-\" = stdout) and exit, unless --serve")
 	fs.StringVar(&c.tsdbOut, "tsdb-out", "", "write the history as TSDB blocks into this new directory (runs promtool from PATH) and exit, unless --serve")
 	fs.BoolVar(&c.warmCache, "warm-test-cache", false, "build the cached TSDB used by the tests (testbed.TSDB) and exit")
+	fs.BoolVar(&c.incidents, "incidents", false, "list the scenario's scripted incidents (ending at --end) with the inferscope triage question for each, and exit")
 	fs.BoolVar(&c.serve, "serve", false, "with --history-out or --tsdb-out: serve live metrics after writing the history")
 	fs.IntVar(&c.historyDays, "history-days", testbed.DefaultHistoryDays, "days of history to write (1-60)")
 	fs.DurationVar(&c.step, "history-step", testbed.DefaultHistoryStep, "spacing of history samples (≥ 1s)")
@@ -161,8 +163,11 @@ func parseFlags(args []string, stderr io.Writer, now time.Time) (config, error) 
 	if c.historyOut != "" && c.tsdbOut != "" {
 		return c, usageError{errors.New("choose one of --history-out and --tsdb-out")}
 	}
-	if c.warmCache && (c.historyOut != "" || c.tsdbOut != "" || c.serve) {
+	if c.warmCache && (c.historyOut != "" || c.tsdbOut != "" || c.serve || c.incidents) {
 		return c, usageError{errors.New("--warm-test-cache stands alone")}
+	}
+	if c.incidents && (c.historyOut != "" || c.tsdbOut != "" || c.serve) {
+		return c, usageError{errors.New("--incidents only lists them: it takes --end, nothing that writes or serves")}
 	}
 	if c.serve && c.historyOut == "" && c.tsdbOut == "" {
 		return c, usageError{errors.New("--serve only makes sense with --history-out or --tsdb-out (serving is the default without them)")}
@@ -195,6 +200,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onListen 
 		return warmCache(ctx, stderr)
 	}
 	s := testbed.Default(c.end)
+	if c.incidents {
+		return printIncidents(stdout, s, c.end)
+	}
 	switch {
 	case c.historyOut != "":
 		if err := writeHistory(ctx, s, c, stdout, stderr); err != nil {

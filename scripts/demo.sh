@@ -98,7 +98,7 @@ done
 prom=http://127.0.0.1:$prom_port
 # The scenario's incidents, each with the triage question that finds it (from the loadgen: one
 # scenario model), pointed at this Prometheus.
-incidents=$("$bin/inferscope-loadgen" --incidents --end="$end" | sed "s|inferscope triage |inferscope triage --prometheus $prom |; s|^|  |")
+incidents=$("$bin/inferscope-loadgen" --incidents --end="$end" | sed "s|inferscope triage |inferscope triage --prometheus $prom |; /./s|^|  |")
 log "the layered health of recsys-ranker now (inferscope report):"
 "$bin/inferscope" report --prometheus="$prom" --model=recsys-ranker --quiet ||
   log "inferscope report answered with status $? (see its help for what the status means)"

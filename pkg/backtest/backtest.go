@@ -380,11 +380,7 @@ func fetchPlan(ctx context.Context, e *engine.Engine, pl *alerting.Plan, from, t
 		s, err := promqlRange(ctx, e, expr, from, to, interval)
 		return s, nil, err
 	}
-	raw, err := json.Marshal(pl.Query.Model)
-	if err != nil {
-		return nil, nil, err
-	}
-	q, err := engine.ParseAs(pl.Query.QueryType, raw)
+	q, err := engine.ParseFieldsAs(pl.Query.QueryType, pl.Query.Model)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -2,7 +2,6 @@ package backtest
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -24,8 +23,7 @@ type events struct {
 // whose request counters appear on an instance after the range starts.
 func readEvents(ctx context.Context, e *engine.Engine, from, to time.Time, interval time.Duration) (events, error) {
 	var ev events
-	raw, _ := json.Marshal(map[string]any{"by": "instance", "warmupFilter": true})
-	q, err := engine.ParseAs("throughput", raw)
+	q, err := engine.ParseFieldsAs("throughput", map[string]any{"by": "instance", "warmupFilter": true})
 	if err != nil {
 		return ev, err
 	}

@@ -62,6 +62,16 @@ func Parse(raw []byte) (Query, error) {
 	return ParseAs(c.Type, raw)
 }
 
+// ParseFieldsAs builds a query of the given type from its JSON fields, as the answers built on
+// the engine (gate, triage, backtest) write them.
+func ParseFieldsAs(queryType string, fields map[string]any) (Query, error) {
+	raw, err := json.Marshal(fields)
+	if err != nil {
+		return Query{}, err
+	}
+	return ParseAs(queryType, raw)
+}
+
 // ParseAs parses raw as a query of the given type (the request's queryType may come outside the
 // JSON, as Grafana's DataQuery.QueryType does).
 func ParseAs(queryType string, raw []byte) (Query, error) {

@@ -2,7 +2,6 @@ package gate
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -131,11 +130,7 @@ func stepFor(w time.Duration) time.Duration {
 
 // run parses and runs one engine query given as its JSON fields.
 func run(ctx context.Context, e *engine.Engine, typ string, fields map[string]any, rng engine.Range) (*engine.Result, error) {
-	raw, err := json.Marshal(fields)
-	if err != nil {
-		return nil, err
-	}
-	q, err := engine.ParseAs(typ, raw)
+	q, err := engine.ParseFieldsAs(typ, fields)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
 	}

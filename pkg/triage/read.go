@@ -2,7 +2,6 @@ package triage
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
@@ -260,11 +259,7 @@ func (r *reader) run(ctx context.Context, typ string, fields map[string]any) (*e
 	if _, ok := fields["rateInterval"]; !ok && typ != "gpu" && typ != "baseline" {
 		fields["rateInterval"] = dur(r.rate)
 	}
-	raw, err := json.Marshal(fields)
-	if err != nil {
-		return nil, err
-	}
-	q, err := engine.ParseAs(typ, raw)
+	q, err := engine.ParseFieldsAs(typ, fields)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
 	}

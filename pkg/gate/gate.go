@@ -190,6 +190,18 @@ type Check struct {
 	Insufficient bool `json:"insufficient,omitempty"`
 }
 
+// judge records both values and their change and passes the check when the change is within
+// its threshold; it says "within" or "above" for the reason. The baseline must be positive.
+func (c *Check) judge(baseline, canary float64) string {
+	c.Baseline, c.Canary, c.Change = ptr(baseline), ptr(canary), change(baseline, canary)
+	ok := *c.Change <= *c.Threshold
+	c.Passed = ptr(ok)
+	if ok {
+		return "within"
+	}
+	return "above"
+}
+
 // Window is the compared time range.
 type Window struct {
 	Start    time.Time `json:"start"`
@@ -283,13 +295,8 @@ func Decide(o Options, m Measurements) Report {
 		insufficient = true
 	} else {
 		b, c := median(bs), median(cs)
-		lc.Baseline, lc.Canary, lc.Change = ptr(b), ptr(c), change(b, c)
-		ok := *lc.Change <= o.LatencyThreshold
-		lc.Passed = ptr(ok)
-		verb := "within"
-		if !ok {
-			verb, failed = "above", true
-		}
+		verb := lc.judge(b, c)
+		failed = failed || !*lc.Passed
 		lc.Reason = fmt.Sprintf("%s latency %s the baseline's (median of %d paired points: %s vs %s), %s the %s limit",
 			strings.ToUpper(name[:1])+name[1:], percentText(*lc.Change), len(bs), msText(c), msText(b), verb, percentText(o.LatencyThreshold))
 	}
@@ -305,13 +312,8 @@ func Decide(o Options, m Measurements) Report {
 		ml.Reason = "no mean latency for both versions in the window"
 		insufficient = true
 	default:
-		ml.Baseline, ml.Canary, ml.Change = ptr(m.BaselineMean), ptr(m.CanaryMean), change(m.BaselineMean, m.CanaryMean)
-		ok := *ml.Change <= o.LatencyThreshold
-		ml.Passed = ptr(ok)
-		verb := "within"
-		if !ok {
-			verb, failed = "above", true
-		}
+		verb := ml.judge(m.BaselineMean, m.CanaryMean)
+		failed = failed || !*ml.Passed
 		ml.Reason = fmt.Sprintf("Mean latency %s the baseline's (%s vs %s over the window), %s the %s limit",
 			percentText(*ml.Change), msText(m.CanaryMean), msText(m.BaselineMean), verb, percentText(o.LatencyThreshold))
 	}
@@ -322,13 +324,8 @@ func Decide(o Options, m Measurements) Report {
 	if m.MemorySkip != "" || !finite(m.BaselineMemory) || !finite(m.CanaryMemory) || m.BaselineMemory <= 0 {
 		mc.Reason = "skipped: " + orText(m.MemorySkip, "no GPU memory was measured for both versions")
 	} else {
-		mc.Baseline, mc.Canary, mc.Change = ptr(m.BaselineMemory), ptr(m.CanaryMemory), change(m.BaselineMemory, m.CanaryMemory)
-		ok := *mc.Change <= o.MemoryThreshold
-		mc.Passed = ptr(ok)
-		verb := "within"
-		if !ok {
-			verb, failed = "above", true
-		}
+		verb := mc.judge(m.BaselineMemory, m.CanaryMemory)
+		failed = failed || !*mc.Passed
 		mc.Reason = fmt.Sprintf("GPU memory %s the baseline's, %s the %s limit", percentText(*mc.Change), verb, percentText(o.MemoryThreshold))
 	}
 	r.Checks = append(r.Checks, mc)

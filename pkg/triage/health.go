@@ -63,16 +63,26 @@ type HealthReport struct {
 	Queries int           `json:"queries"`
 }
 
-// Health reads the four layers of a model with the triage's readings and marks each against
-// the catalog's thresholds.
-func Health(ctx context.Context, e *engine.Engine, o HealthOptions) (*HealthReport, error) {
+// options is the triage question behind o, its window ending at At or else at now.
+func (o HealthOptions) options(now time.Time) Options {
 	if o.At.IsZero() {
-		o.At = e.Clock()
+		o.At = now
 	}
 	if o.Window == 0 {
 		o.Window = DefaultWindow
 	}
-	to := Options{Model: o.Model, Version: o.Version, From: o.At.Add(-o.Window), To: o.At}.WithDefaults(o.At)
+	return Options{Model: o.Model, Version: o.Version, From: o.At.Add(-o.Window), To: o.At}.WithDefaults(o.At)
+}
+
+// Validate checks o as Health does, before anything is read.
+func (o HealthOptions) Validate() error {
+	return o.options(time.Now()).Validate()
+}
+
+// Health reads the four layers of a model with the triage's readings and marks each against
+// the catalog's thresholds.
+func Health(ctx context.Context, e *engine.Engine, o HealthOptions) (*HealthReport, error) {
+	to := o.options(e.Clock())
 	if err := to.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
 	}

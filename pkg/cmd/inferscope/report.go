@@ -68,6 +68,9 @@ Flags:
 	if o.Window, err = engine.ParseDuration(*window); err != nil {
 		return usagef("--window: %v", err)
 	}
+	if o.Window <= 0 { // Health reads 0 as the default window; here it was typed
+		return usagef("--window: must be longer than 0, got %s", *window)
+	}
 	switch *failOn {
 	case "", triage.StatusCritical, triage.StatusWarn:
 	default:
@@ -76,7 +79,7 @@ Flags:
 	if strings.TrimSpace(o.Model) == "" {
 		return usagef("--model is required")
 	}
-	if err := (triage.Options{Model: o.Model, To: time.Now(), From: time.Now().Add(-o.Window)}).WithDefaults(time.Now()).Validate(); err != nil {
+	if err := o.Validate(); err != nil {
 		return usagef("--window: %v", err)
 	}
 	e, err := conn.engine(ctx)

@@ -56,6 +56,7 @@ func TestReportCommand(t *testing.T) {
 		{"report", "--prometheus", srv.URL},
 		args("--at", "noon"),
 		args("--window", "1s"),
+		args("--window", "0s"),
 		args("--fail-on", "sometimes"),
 	} {
 		if code, _, errOut := runCLI(t, bad...); code != exitUsage || errOut == "" {

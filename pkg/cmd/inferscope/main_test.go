@@ -89,6 +89,44 @@ func TestExportToFile(t *testing.T) {
 	}
 }
 
+// The export writes where the user points it without clobbering what is there: a symbolic link's
+// target (the link stays), a device in place (/dev/full's "no space" is a failure, and the
+// device stays a device), "-" to standard output.
+func TestExportToSpecialTargets(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real.yml")
+	if err := os.WriteFile(real, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "rules.yml")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runCLI(t, "rules", "export", "--format", "prometheus", "--output", link); code != exitOK {
+		t.Fatalf("symlink: exit %d: %s", code, errOut)
+	}
+	b, _ := os.ReadFile(real)
+	fi, _ := os.Lstat(link)
+	if !bytes.Contains(b, []byte("groups:")) || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("symlink: target holds %.40q, link mode %v", b, fi.Mode())
+	}
+	if st, _ := os.Stat(real); st.Mode().Perm() != 0o600 {
+		t.Errorf("the target's mode became %v", st.Mode())
+	}
+	if code, out, errOut := runCLI(t, "rules", "export", "--format", "prometheus", "--output", "-"); code != exitOK || !strings.Contains(out, "groups:") {
+		t.Errorf("-: exit %d, %.40q %s", code, out, errOut)
+	}
+	if _, err := os.Stat("/dev/full"); err == nil {
+		code, _, errOut := runCLI(t, "rules", "export", "--format", "prometheus", "--output", "/dev/full")
+		if code != exitError || !strings.Contains(errOut, "cannot write /dev/full") {
+			t.Errorf("/dev/full: exit %d: %s", code, errOut)
+		}
+		if fi, err := os.Stat("/dev/full"); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+			t.Fatalf("/dev/full is no longer a device: %v %v", fi, err)
+		}
+	}
+}
+
 func TestCommandLineErrors(t *testing.T) {
 	for _, tc := range []struct {
 		args []string

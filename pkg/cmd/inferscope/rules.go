@@ -7,12 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/inferscope/inferscope/pkg/alerting"
+	"github.com/inferscope/inferscope/pkg/outfile"
 )
 
 // Formats of `rules export`.
@@ -114,7 +113,7 @@ func printParamHelp(w io.Writer) {
 func runExport(_ context.Context, path string, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet(path)
 	format := fs.String("format", "", "output format")
-	output := fs.String("output", "", "write to this file instead of standard output")
+	output := fs.String("output", "", "write to this file instead of standard output (- = standard output)")
 	orgID := fs.Int64("org-id", 1, "Grafana organisation id of the rules (grafana format)")
 	p := paramFlags(fs)
 	help := func() {
@@ -122,7 +121,7 @@ func runExport(_ context.Context, path string, args []string, stdout, stderr io.
 		for _, f := range formats {
 			fmt.Fprintf(stdout, "  %-21s %s\n", f.name, f.help)
 		}
-		fmt.Fprintf(stdout, "\nFlags:\n  --format FORMAT\n      one of the formats above (required)\n  --output FILE\n      write to FILE instead of standard output\n  --org-id N\n      Grafana organisation of the rules, grafana format (default 1)\n")
+		fmt.Fprintf(stdout, "\nFlags:\n  --format FORMAT\n      one of the formats above (required)\n  --output FILE\n      write to FILE instead of standard output (- = standard output); a regular file is\n      replaced atomically and keeps its mode, a symbolic link's target is written, a device or\n      FIFO is written in place\n  --org-id N\n      Grafana organisation of the rules, grafana format (default 1)\n")
 		printParamHelp(stdout)
 		fmt.Fprintf(stdout, "\nDurations are Prometheus durations (90s, 5m, 1h30m); ratios are fractions (0.92) or percentages (92%%).\n\n%s\n", exitCodesHelp)
 	}
@@ -163,10 +162,9 @@ func runExport(_ context.Context, path string, args []string, stdout, stderr io.
 		return err
 	}
 	if *output == "" {
-		_, err = stdout.Write(body)
-		return err
+		*output = outfile.Stdout
 	}
-	return writeFileAtomic(*output, body)
+	return outfile.Write(*output, body, stdout)
 }
 
 func formatNames() string {
@@ -175,30 +173,6 @@ func formatNames() string {
 		names[i] = f.name
 	}
 	return strings.Join(names, ", ")
-}
-
-// writeFileAtomic writes through a temporary file in the same directory, so a failed export
-// never leaves a half-written rule file behind.
-func writeFileAtomic(path string, body []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(body); err != nil {
-		tmp.Close()
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	return nil
 }
 
 func runList(_ context.Context, path string, args []string, stdout, _ io.Writer) error {

@@ -30,6 +30,9 @@ step "fuzzing (short runs; the seed corpus also runs in the tests below)"
 go test -run '^$' -fuzz '^FuzzQuote$' -fuzztime 15s ./pkg/prom
 go test -run '^$' -fuzz '^FuzzMatchAny$' -fuzztime 15s ./pkg/prom
 
+step "memory bounds (without the race detector, whose shadow memory distorts resident memory)"
+go test -count=1 -run '^TestOversizedAnswerKeepsMemoryBounded$' ./pkg/prom
+
 step "test bed: build (or reuse) the 8-day history TSDB the integration tests share"
 go run ./pkg/cmd/inferscope-loadgen --warm-test-cache
 

@@ -73,8 +73,9 @@ type Client struct {
 }
 
 // New returns a client for the Prometheus at address that sends its requests through hc, whose
-// transport carries authentication, TLS and timeouts. hc nil means http.DefaultClient.
-func New(address string, hc *http.Client) (*Client, error) {
+// transport carries authentication, TLS and timeouts. hc nil means http.DefaultClient. Every
+// answer's body is bounded (DefaultMaxAnswerBytes unless an Option says otherwise).
+func New(address string, hc *http.Client, opts ...Option) (*Client, error) {
 	u, err := url.Parse(address)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return nil, fmt.Errorf("Prometheus URL %q is malformed: it needs http:// or https:// and a host", RedactURL(address))
@@ -82,6 +83,18 @@ func New(address string, hc *http.Client) (*Client, error) {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
+	o := options{maxAnswer: DefaultMaxAnswerBytes}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	// A copy, so the caller's client (shared with other uses) keeps its own transport.
+	bounded := *hc
+	next := hc.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	bounded.Transport = boundedTransport{next: next, limit: o.maxAnswer}
+	hc = &bounded
 	base, err := api.NewClient(api.Config{Address: address, Client: hc})
 	if err != nil {
 		return nil, fmt.Errorf("Prometheus URL %s: %w", RedactURL(address), err)
@@ -275,6 +288,9 @@ func (c checkedClient) URL(ep string, args map[string]string) *url.URL { return 
 func (c checkedClient) Do(ctx context.Context, req *http.Request) (*http.Response, []byte, error) {
 	resp, body, err := c.inner.Do(ctx, req)
 	if err != nil {
+		if big := limitError(err, c.where); big != nil {
+			return resp, body, big
+		}
 		if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
 			err = fmt.Errorf("%w: %v", ctxErr, err)
 		}

@@ -1,0 +1,111 @@
+package prom
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+)
+
+// DefaultMaxAnswerBytes bounds the body of one Prometheus answer unless MaxAnswerBytes says
+// otherwise. Decoding holds a few times the body in memory, so this keeps one answer to a few
+// hundred MiB; dashboards' answers are kilobytes to a few MiB, and 64 MiB is about two million
+// samples of a range query.
+const DefaultMaxAnswerBytes int64 = 64 << 20
+
+// Option changes how a Client is built.
+type Option func(*options)
+
+type options struct{ maxAnswer int64 }
+
+// MaxAnswerBytes bounds the body of one answer; reading stops at the bound and the call fails
+// with a KindLimit error that names it. n <= 0 keeps the default.
+func MaxAnswerBytes(n int64) Option {
+	return func(o *options) {
+		if n > 0 {
+			o.maxAnswer = n
+		}
+	}
+}
+
+// answerTooLarge is what the bounded body returns once the bound is passed.
+type answerTooLarge struct{ limit int64 }
+
+func (e *answerTooLarge) Error() string {
+	return fmt.Sprintf("the answer is larger than %s", FormatBytes(e.limit))
+}
+
+// boundedTransport stops reading an answer's body past limit bytes, so an oversized answer
+// costs at most the bound in memory rather than whatever the server sends.
+type boundedTransport struct {
+	next  http.RoundTripper
+	limit int64
+}
+
+func (t boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	if err != nil || resp.Body == nil {
+		return resp, err
+	}
+	if resp.ContentLength > t.limit {
+		resp.Body.Close()
+		return nil, &answerTooLarge{limit: t.limit}
+	}
+	resp.Body = &boundedBody{rc: resp.Body, left: t.limit, limit: t.limit}
+	return resp, nil
+}
+
+type boundedBody struct {
+	rc    io.ReadCloser
+	left  int64
+	limit int64
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		// One byte more tells a body of exactly the bound from a longer one.
+		var one [1]byte
+		if n, err := b.rc.Read(one[:]); n == 0 {
+			return 0, err
+		}
+		return 0, &answerTooLarge{limit: b.limit}
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *boundedBody) Close() error { return b.rc.Close() }
+
+// limitError turns a bounded read's failure into the message users act on.
+func limitError(err error, where string) error {
+	var big *answerTooLarge
+	if !errors.As(err, &big) {
+		return nil
+	}
+	return &Error{Kind: KindLimit, URL: where, Err: err, Msg: fmt.Sprintf(
+		"the answer of %s is larger than the limit of %s: narrow the query (a model, version or instance filter, a shorter range or a coarser step), or raise the answer-size limit",
+		where, FormatBytes(big.limit))}
+}
+
+// FormatBytes renders a size in binary units (64 MiB, 512 KiB, 900 B).
+func FormatBytes(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20:
+		if n%(1<<20) == 0 {
+			return fmt.Sprintf("%d MiB", n>>20)
+		}
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		if n%(1<<10) == 0 {
+			return fmt.Sprintf("%d KiB", n>>10)
+		}
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

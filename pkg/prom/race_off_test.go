@@ -1,0 +1,5 @@
+//go:build !race
+
+package prom
+
+const raceEnabled = false

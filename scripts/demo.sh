@@ -8,7 +8,8 @@
 # it. Stays in the foreground; Ctrl-C stops everything it started.
 #
 # Ports (override with environment variables): DEMO_PROMETHEUS_PORT=9090, DEMO_LOADGEN_PORT=9400,
-# DEMO_PROBE_PORT=9835 (three probes on this port and the next two).
+# DEMO_PROBE_PORT=9835 (three probes on this port and the next two); DEMO_WORK=.demo holds the
+# binaries, the TSDB and the logs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -26,7 +27,7 @@ fi
 prom_port=${DEMO_PROMETHEUS_PORT:-9090}
 loadgen_port=${DEMO_LOADGEN_PORT:-9400}
 probe_port=${DEMO_PROBE_PORT:-9835}
-work=$root/.demo
+work=${DEMO_WORK:-$root/.demo}
 bin=$work/bin
 
 log "no Docker engine here: running Prometheus, the loadgen and three mock GPU probes as local processes"
@@ -45,36 +46,68 @@ go build -o "$bin/inferscope" ./pkg/cmd/inferscope
 go build -o "$bin/inferscope-loadgen" ./pkg/cmd/inferscope-loadgen
 CGO_ENABLED=1 go build -o "$bin/inferscope-probe" ./pkg/cmd/inferscope-probe
 
-pids=()
+pids=() names=()
+# cleanup stops what the demo started, saying what: on Ctrl-C, SIGTERM, an error or the end.
 cleanup() {
   trap - INT TERM EXIT
-  if [ ${#pids[@]} -gt 0 ]; then
-    log "stopping the demo (${#pids[@]} processes)"
-    kill "${pids[@]}" 2>/dev/null || true
-    wait "${pids[@]}" 2>/dev/null || true
-  fi
+  local alive=() what=() i
+  for i in "${!pids[@]}"; do
+    if kill -0 "${pids[$i]}" 2>/dev/null; then alive+=("${pids[$i]}"); what+=("${names[$i]}"); fi
+  done
+  [ ${#alive[@]} -eq 0 ] && return 0
+  kill "${alive[@]}" 2>/dev/null || true
+  wait "${alive[@]}" 2>/dev/null || true
+  local list
+  list=$(printf ', %s' "${what[@]}")
+  log "stopped: ${list:2}"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'printf "\n" >&2; log "interrupted"; exit 130' INT
+trap 'log "terminated"; exit 143' TERM
+
+# start NAME CMD...: runs CMD in the background as one of the demo's processes.
+start() {
+  local name=$1
+  shift
+  "$@" &
+  pids+=($!) names+=("$name")
+}
+
+# await WHAT: waits for the last started process and returns its status, printing how long WHAT
+# has taken every 10 s. A background process plus `wait` keeps Ctrl-C and SIGTERM working at once: bash runs a
+# trap only when its foreground command ends, and `wait` ends as soon as a signal arrives.
+await() {
+  local what=$1 pid=${pids[-1]} began=$SECONDS status=0
+  while kill -0 "$pid" 2>/dev/null; do
+    for _ in 1 2 3 4 5 6 7 8 9 10; do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 1 &
+      wait $! || true
+    done
+    kill -0 "$pid" 2>/dev/null && log "$what: $((SECONDS - began)) s so far"
+  done
+  wait "$pid" || status=$?
+  unset 'pids[-1]' 'names[-1]'
+  return "$status"
+}
 
 # A fresh TSDB each run: the history ends now, so "same time yesterday" is always there.
 rm -rf "$work/prometheus"
 # History and live serving share one scenario clock: the same --end for both.
 end=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 log "writing 8 days of history ending now and importing it into a TSDB (about a minute)"
-"$bin/inferscope-loadgen" --end="$end" --tsdb-out="$work/prometheus" --history-days=8
+start "the history import" "$bin/inferscope-loadgen" --end="$end" --tsdb-out="$work/prometheus" --history-days=8
+await "writing and importing the history" || { echo "the history import failed with status $?" >&2; exit 1; }
 
 log "starting the loadgen on 127.0.0.1:$loadgen_port"
-"$bin/inferscope-loadgen" --end="$end" --listen="127.0.0.1:$loadgen_port" >"$work/loadgen.log" 2>&1 &
-pids+=($!)
+start "the loadgen" "$bin/inferscope-loadgen" --end="$end" --listen="127.0.0.1:$loadgen_port" >"$work/loadgen.log" 2>&1
 
 nodes=(node-a node-b node-c)
 for i in 0 1 2; do
   port=$((probe_port + i))
   log "starting a mock GPU probe (8 A100s) for ${nodes[$i]} on 127.0.0.1:$port"
-  "$bin/inferscope-probe" --mock=dgxa100 --mock.instance="${nodes[$i]}:8000" --mock.end="$end" \
-    --web.listen-address="127.0.0.1:$port" >"$work/probe-${nodes[$i]}.log" 2>&1 &
-  pids+=($!)
+  start "the ${nodes[$i]} probe" "$bin/inferscope-probe" --mock=dgxa100 --mock.instance="${nodes[$i]}:8000" \
+    --mock.end="$end" --web.listen-address="127.0.0.1:$port" >"$work/probe-${nodes[$i]}.log" 2>&1
 done
 
 sed -e "s/loadgen:9400/127.0.0.1:$loadgen_port/" \
@@ -84,23 +117,31 @@ sed -e "s/loadgen:9400/127.0.0.1:$loadgen_port/" \
   provisioning/prometheus/prometheus.yml >"$work/prometheus.yml"
 
 log "starting Prometheus on 127.0.0.1:$prom_port (30 days retention)"
-prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/prometheus" \
+start "Prometheus" prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/prometheus" \
   --storage.tsdb.retention.time=30d --web.listen-address="127.0.0.1:$prom_port" \
-  --log.level=warn >"$work/prometheus.log" 2>&1 &
-pids+=($!)
+  --log.level=warn >"$work/prometheus.log" 2>&1
 
-for _ in $(seq 1 300); do
-  curl -fsS "http://127.0.0.1:$prom_port/-/ready" >/dev/null 2>&1 && break
+# Prometheus replays its TSDB before it answers: say how long that has taken every 10 s.
+began=$SECONDS next=10
+until curl -fsS "http://127.0.0.1:$prom_port/-/ready" >/dev/null 2>&1; do
   kill -0 "${pids[-1]}" 2>/dev/null || { echo "Prometheus exited; see $work/prometheus.log" >&2; exit 1; }
-  sleep 0.2
+  if [ $((SECONDS - began)) -ge "$next" ]; then
+    log "waiting for Prometheus to load the history: $((SECONDS - began)) s so far"
+    next=$((next + 10))
+  fi
+  sleep 0.2 &
+  wait $! || true
 done
 
 prom=http://127.0.0.1:$prom_port
 # The scenario's incidents, each with the triage question that finds it (from the loadgen: one
 # scenario model), pointed at this Prometheus.
-incidents=$("$bin/inferscope-loadgen" --incidents --end="$end" | sed "s|inferscope triage |inferscope triage --prometheus $prom |; /./s|^|  |")
-log "the layered health of recsys-ranker now (inferscope report):"
-"$bin/inferscope" report --prometheus="$prom" --model=recsys-ranker --quiet ||
+# The printed commands run as printed: they name the built binary by its path.
+cli=$bin/inferscope
+incidents=$("$bin/inferscope-loadgen" --incidents --end="$end" | sed "s|inferscope triage |$cli triage --prometheus $prom |; /./s|^|  |")
+log "the layered health of recsys-ranker now (inferscope report; the first answer reads 8 days of history):"
+start "inferscope report" "$cli" report --prometheus="$prom" --model=recsys-ranker --quiet
+await "waiting for the first answer" ||
   log "inferscope report answered with status $? (see its help for what the status means)"
 
 cat <<MSG
@@ -118,10 +159,10 @@ Point an existing Grafana at it:
      http://127.0.0.1:$probe_port, http://127.0.0.1:$((probe_port + 1)), http://127.0.0.1:$((probe_port + 2))
   3. Open Apps -> Inferscope.
 
-Try the engine from the command line ($bin/inferscope, or: go run ./pkg/cmd/inferscope):
-  inferscope report   --prometheus $prom --model text-embedder
-  inferscope gate     --prometheus $prom --model recsys-ranker --baseline v1.4.0 --canary v1.5.0
-  inferscope backtest --prometheus $prom --last 7d
+Try the engine from the command line (or: go run ./pkg/cmd/inferscope):
+  $cli report   --prometheus $prom --model text-embedder
+  $cli gate     --prometheus $prom --model recsys-ranker --baseline v1.4.0 --canary v1.5.0
+  $cli backtest --prometheus $prom --last 7d
 Or Prometheus itself:
   curl -sG $prom/api/v1/query --data-urlencode 'query=sum by (model_name) (rate(inference_requests_total[5m]))'
 
@@ -130,13 +171,15 @@ $incidents
 Logs: $work/*.log      Ctrl-C stops everything.
 MSG
 
-# Stay in the foreground until Ctrl-C or until one of the processes dies.
+# Stay in the foreground until Ctrl-C, SIGTERM, or until one of the processes dies.
 status=0
 wait -n "${pids[@]}" || status=$?
 # Ctrl-C reaches the processes too (they stop cleanly: status 0 or 130) and may end the wait
 # before the INT trap runs; anything else is a process that died on its own.
 if [ "$status" -ne 0 ] && [ "$status" -ne 130 ]; then
-  echo "a demo process exited with status $status; see the logs in $work" >&2
+  for i in "${!pids[@]}"; do
+    kill -0 "${pids[$i]}" 2>/dev/null || echo "${names[$i]} exited with status $status; see the logs in $work" >&2
+  done
   exit 1
 fi
 exit 130

@@ -7,6 +7,7 @@ package promtest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -29,6 +30,9 @@ type Options struct {
 	WebConfigYAML string
 	// ExtraArgs are appended to the command line.
 	ExtraArgs []string
+	// Retention is --storage.tsdb.retention.time; "" keeps every sample (100y), so imported
+	// history is never cut.
+	Retention string
 }
 
 // Server is a running Prometheus.
@@ -108,7 +112,7 @@ func Start(t testing.TB, opts Options) *Server {
 	args := []string{
 		"--config.file=" + cfgFile,
 		"--storage.tsdb.path=" + dataDir,
-		"--storage.tsdb.retention.time=100y",
+		"--storage.tsdb.retention.time=" + cmp.Or(opts.Retention, "100y"),
 		"--web.listen-address=" + addr,
 		"--web.enable-lifecycle",
 		"--log.level=warn",

@@ -2,6 +2,7 @@ package pack
 
 import (
 	"archive/zip"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -58,7 +59,8 @@ func tinyExecutable(t *testing.T) []byte {
 const license = "                                 Apache License\n                           Version 2.0, January 2004\n"
 
 func pluginJSONText(id, typ, version string, extra string) string {
-	return fmt.Sprintf(`{"id":%q,"type":%q,%s"info":{"version":%q,"logos":{"small":"img/logo.svg","large":"img/logo.svg"}}}`, id, typ, extra, version)
+	return fmt.Sprintf(`{"id":%q,"type":%q,%s"info":{"version":%q,"logos":{"small":"img/logo.svg","large":"img/logo.svg"},`+
+		`"links":[{"name":"Repository","url":"https://example.org/inferscope"}]}}`, id, typ, extra, version)
 }
 
 // syntheticDist writes a complete dist/ tree for version with a real host executable, stored
@@ -99,6 +101,42 @@ func writeFile(t *testing.T, p string, b []byte, mode fs.FileMode) {
 	}
 	if err := os.WriteFile(p, b, mode); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestRelativeLinks(t *testing.T) {
+	md := "# T\n[a](https://x.org/a) [b](docs/b.md) ![c](img/c.png \"title\") [d](#anchor) [e](mailto:x@y.org)\n" +
+		"`[f](inline/code.md)` <a href=\"deploy/README.md\">g</a> <img src='https://x.org/i.png'>\n" +
+		"```\n[h](in/fence.md)\n```\n[ref]: LICENSE\n[ok]: http://x.org\n"
+	got := RelativeLinks([]byte(md))
+	want := []string{"docs/b.md", "img/c.png", "deploy/README.md", "LICENSE"}
+	if !slices.Equal(got, want) {
+		t.Errorf("RelativeLinks = %q, want %q", got, want)
+	}
+}
+
+// The README the catalog shows is src/README.md (create-plugin copies it into dist/ in place of
+// the repository's): every link in it must resolve from the catalog's page.
+func TestCatalogReadmeLinksAreAbsolute(t *testing.T) {
+	b, err := os.ReadFile("../../src/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rel := RelativeLinks(b); len(rel) > 0 {
+		t.Errorf("src/README.md has relative links: %q", rel)
+	}
+	for _, p := range []string{"../../src/plugin.json", "../../src/datasource/plugin.json"} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pj pluginJSON
+		if err := json.Unmarshal(b, &pj); err != nil {
+			t.Fatal(err)
+		}
+		if len(pj.Info.Links) == 0 {
+			t.Errorf("%s has no info.links", p)
+		}
 	}
 }
 
@@ -296,6 +334,22 @@ func TestVerifyNamesEachViolation(t *testing.T) {
 			"go_plugin_build_manifest does not list pkg/main.go, the data source's entry point"},
 		{"no README", modify(good, "README.md", drop), "2.0.0", hostRules, "README.md is missing at the root"},
 		{"no LICENSE", modify(good, "LICENSE", drop), "2.0.0", hostRules, "LICENSE is missing at the root"},
+		{"relative README link", modify(good, "README.md", func(e *entry) bool {
+			e.body = []byte("# Inferscope\nSee [the queries](docs/queries.md).\n")
+			return true
+		}), "2.0.0", hostRules, `README.md links to "docs/queries.md", which the catalog cannot resolve: use an absolute URL`},
+		{"no info.links", modify(good, "datasource/plugin.json", func(e *entry) bool {
+			e.body = []byte(strings.Replace(string(e.body), `"links":[{"name":"Repository","url":"https://example.org/inferscope"}]`, `"links":[]`, 1))
+			return true
+		}), "2.0.0", hostRules, "datasource/plugin.json has no info.links: link the repository and the documentation"},
+		{"relative info.links", modify(good, "plugin.json", func(e *entry) bool {
+			e.body = []byte(strings.Replace(string(e.body), `https://example.org/inferscope`, `docs/`, 1))
+			return true
+		}), "2.0.0", hostRules, `plugin.json: info.links entry "Repository" -> "docs/" needs a name and an absolute http(s) URL`},
+		{"missing screenshot", modify(good, "plugin.json", func(e *entry) bool {
+			e.body = []byte(strings.Replace(string(e.body), `"links":`, `"screenshots":[{"name":"Triage","path":"img/triage.png"}],"links":`, 1))
+			return true
+		}), "2.0.0", hostRules, `plugin.json: screenshot "Triage" (img/triage.png) is not in the zip or has no name`},
 		{"other license", modify(good, "LICENSE", func(e *entry) bool { e.body = []byte("MIT License"); return true }), "2.0.0", hostRules,
 			"LICENSE is not the Apache License 2.0 text"},
 		{"no logo", modify(good, "datasource/img/logo.svg", drop), "2.0.0", hostRules,

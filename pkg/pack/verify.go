@@ -140,6 +140,13 @@ func verifyZip(zr *zip.Reader, version string, rules Rules) []string {
 			c.addf("%s is missing at the root", doc)
 		}
 	}
+	if f := c.files["README.md"]; f != nil {
+		if b, err := readEntry(f, 1<<20); err == nil {
+			for _, target := range RelativeLinks(b) {
+				c.addf("README.md links to %q, which the catalog cannot resolve: use an absolute URL", target)
+			}
+		}
+	}
 	if f := c.files["LICENSE"]; f != nil {
 		if b, err := readEntry(f, 1<<20); err == nil && !bytes.Contains(b, []byte("Apache License")) {
 			c.addf("LICENSE is not the Apache License 2.0 text")
@@ -165,6 +172,14 @@ type pluginJSON struct {
 			Small string `json:"small"`
 			Large string `json:"large"`
 		} `json:"logos"`
+		Links []struct {
+			Name string `json:"name"`
+			URL  string `json:"url"`
+		} `json:"links"`
+		Screenshots []struct {
+			Name string `json:"name"`
+			Path string `json:"path"`
+		} `json:"screenshots"`
 	} `json:"info"`
 	Includes []struct {
 		Type string `json:"type"`
@@ -207,7 +222,61 @@ func (c *checker) pluginJSON(rel, wantID, wantType string) *pluginJSON {
 			c.addf("%s names logo %s, which is not in the zip", rel, path.Join(dir, logo))
 		}
 	}
+	// The catalog shows info.links on the plugin's page; relative ones lead nowhere there.
+	if len(p.Info.Links) == 0 {
+		c.addf("%s has no info.links: link the repository and the documentation", rel)
+	}
+	for _, l := range p.Info.Links {
+		if l.Name == "" || !absoluteURL(l.URL) {
+			c.addf("%s: info.links entry %q -> %q needs a name and an absolute http(s) URL", rel, l.Name, l.URL)
+		}
+	}
+	for _, sc := range p.Info.Screenshots {
+		if sc.Name == "" || c.files[path.Join(dir, sc.Path)] == nil {
+			c.addf("%s: screenshot %q (%s) is not in the zip or has no name", rel, sc.Name, path.Join(dir, sc.Path))
+		}
+	}
 	return &p
+}
+
+var (
+	// mdLinkRE finds Markdown link and image targets: [text](target) and ![alt](target "title").
+	mdLinkRE = regexp.MustCompile(`\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)`)
+	// htmlLinkRE finds href and src attributes of inline HTML.
+	htmlLinkRE = regexp.MustCompile(`(?i)\b(?:href|src)\s*=\s*["']([^"']+)["']`)
+	// refLinkRE finds reference definitions: [name]: target.
+	refLinkRE = regexp.MustCompile(`(?m)^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)`)
+)
+
+// RelativeLinks lists the link and image targets of a Markdown text that are neither absolute
+// URLs nor in-page anchors, outside code blocks and code spans.
+func RelativeLinks(markdown []byte) []string {
+	var out []string
+	inFence := false
+	for _, line := range strings.Split(string(markdown), "\n") {
+		if t := strings.TrimSpace(line); strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			inFence = !inFence
+			continue
+		}
+		if inFence {
+			continue
+		}
+		line = codeSpanRE.ReplaceAllString(line, "")
+		for _, re := range []*regexp.Regexp{mdLinkRE, htmlLinkRE, refLinkRE} {
+			for _, m := range re.FindAllStringSubmatch(line, -1) {
+				if target := m[1]; !strings.HasPrefix(target, "#") && !absoluteURL(target) && !strings.HasPrefix(target, "mailto:") {
+					out = append(out, target)
+				}
+			}
+		}
+	}
+	return out
+}
+
+var codeSpanRE = regexp.MustCompile("`[^`]*`")
+
+func absoluteURL(s string) bool {
+	return strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://")
 }
 
 // checkExecutables requires one executable per platform, mode 0755, built for the platform its

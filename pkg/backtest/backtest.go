@@ -380,7 +380,7 @@ func fetchPlan(ctx context.Context, e *engine.Engine, pl *alerting.Plan, from, t
 		s, err := promqlRange(ctx, e, expr, from, to, interval)
 		return s, nil, err
 	}
-	q, err := engine.ParseFieldsAs(pl.Query.QueryType, pl.Query.Model)
+	q, err := parseModel(pl.Query.QueryType, pl.Query.Model)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -499,3 +499,13 @@ func (m *merger) tracks() []track {
 
 // alertDuration writes d as Prometheus does ("1m", "0s").
 func alertDuration(d time.Duration) string { return model.Duration(d).String() }
+
+// parseModel parses a rule's stored query model (the JSON Grafana keeps) as the data source
+// would.
+func parseModel(queryType string, model map[string]any) (engine.Query, error) {
+	raw, err := json.Marshal(model)
+	if err != nil {
+		return engine.Query{}, err
+	}
+	return engine.ParseAs(queryType, raw)
+}

@@ -23,7 +23,7 @@ type events struct {
 // whose request counters appear on an instance after the range starts.
 func readEvents(ctx context.Context, e *engine.Engine, from, to time.Time, interval time.Duration) (events, error) {
 	var ev events
-	q, err := engine.ParseFieldsAs("throughput", map[string]any{"by": "instance", "warmupFilter": true})
+	q, err := engine.Throughput{By: "instance"}.Query()
 	if err != nil {
 		return ev, err
 	}

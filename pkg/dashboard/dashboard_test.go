@@ -110,7 +110,7 @@ func allTargets(d *Dashboard) map[string][]Target {
 
 func TestTargetsUseBackendTypesAndFields(t *testing.T) {
 	d := overview(t)
-	known := datasource.QueryTypes()
+	known := engine.Types()
 	engineTypes := engine.Types()
 	types := map[string]bool{}
 	for title, targets := range allTargets(d) {

@@ -17,44 +17,47 @@ import (
 	"github.com/inferscope/inferscope/pkg/prom"
 )
 
-// runEngine answers the engine's query types (latency, split, jitter, baseline, throughput,
-// errors): it resolves the metric profile, runs the engine and turns its series into frames.
-func runEngine(ctx context.Context, d *Datasource, q backend.DataQuery) backend.DataResponse {
+// run answers one parsed query of any type: one path, so every type gets the same step and
+// point bounds. The engine is chosen by the type's use of the metric profile; the frames by
+// the kind of result.
+func (d *Datasource) run(ctx context.Context, q backend.DataQuery, spec engine.TypeSpec, query engine.Query, f engine.Fields) backend.DataResponse {
 	var (
-		query engine.Query
-		err   error
+		e   *engine.Engine
+		err error
 	)
-	if q.QueryType != "" {
-		query, err = engine.ParseAs(q.QueryType, q.JSON)
-	} else {
-		query, err = engine.Parse(q.JSON)
+	switch spec.Profile {
+	case engine.ProfileUnused:
+		e = d.gpuEngine()
+	case engine.ProfileOptional:
+		e, err = d.engineFor(ctx)
+		var pe *profileError
+		if errors.As(err, &pe) {
+			e, err = d.gpuEngine(), nil // no inference server: the GPU series still answer
+		}
+	default:
+		e, err = d.engineFor(ctx)
 	}
-	if err != nil {
-		return badRequest(err.Error())
-	}
-	e, err := d.engineFor(ctx)
 	if err != nil {
 		return engineErrorResponse(err)
 	}
-	interval := q.Interval
-	if interval <= 0 {
-		if f, err := engine.ParseFields(q.JSON); err == nil {
-			if v, err := f.Number("intervalMs", 0); err == nil && v > 0 && v < 1e12 {
-				interval = time.Duration(v) * time.Millisecond
-			}
-		}
+	// Grafana sends the interval and the point budget with the request; older callers and
+	// alerting put them in the JSON only.
+	minStep, maxPoints := engine.RangeHints(f)
+	if q.Interval > 0 {
+		minStep = q.Interval
 	}
-	maxPoints := int(q.MaxDataPoints)
-	if maxPoints <= 0 {
-		if f, err := engine.ParseFields(q.JSON); err == nil {
-			if v, err := f.Number("maxDataPoints", 0); err == nil && v > 0 && v < 1e9 {
-				maxPoints = int(v)
-			}
-		}
+	if q.MaxDataPoints > 0 {
+		maxPoints = int(q.MaxDataPoints)
 	}
-	res, err := e.Run(ctx, query, engine.Range{Start: q.TimeRange.From, End: q.TimeRange.To, MinStep: interval, MaxPoints: maxPoints})
+	res, err := e.Run(ctx, query, engine.Range{Start: q.TimeRange.From, End: q.TimeRange.To, MinStep: minStep, MaxPoints: maxPoints})
 	if err != nil {
 		return engineErrorResponse(err)
+	}
+	switch {
+	case spec.Name == engine.TypePromQL:
+		return backend.DataResponse{Frames: promqlFrames(q.RefID, query.LegendFormat, res)}
+	case len(res.Tables) > 0 && len(res.Series) == 0:
+		return backend.DataResponse{Frames: gpuTableFrames(q.RefID, res)}
 	}
 	return backend.DataResponse{Frames: engineFrames(q.RefID, query.LegendFormat, res)}
 }

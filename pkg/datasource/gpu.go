@@ -1,71 +1,16 @@
 package datasource
 
 import (
-	"context"
-	"errors"
 	"math"
 	"time"
 
-	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/inferscope/inferscope/pkg/engine"
 )
 
-// runGPU answers the GPU query types (gpu, gpumem_forecast, gpu_idle_under_traffic, gpu_live).
-// Unlike the model types, gpu and gpumem_forecast answer from a Prometheus that holds GPU
-// series alone (dcgm-exporter without an inference server's metrics), and gpu_live reads the
-// probes without Prometheus at all.
-func runGPU(ctx context.Context, d *Datasource, q backend.DataQuery) backend.DataResponse {
-	qt := q.QueryType
-	var (
-		query engine.Query
-		err   error
-	)
-	if qt != "" {
-		query, err = engine.ParseAs(qt, q.JSON)
-	} else {
-		query, err = engine.Parse(q.JSON)
-		qt = query.Type
-	}
-	if err != nil {
-		return badRequest(err.Error())
-	}
-	var e *engine.Engine
-	switch qt {
-	case "gpu_live":
-		e = d.gpuEngine()
-	case "gpu", "gpumem_forecast":
-		e, err = d.engineFor(ctx)
-		var pe *profileError
-		if errors.As(err, &pe) {
-			e, err = d.gpuEngine(), nil // no inference server: the GPU series still answer
-		}
-	default:
-		e, err = d.engineFor(ctx)
-	}
-	if err != nil {
-		return engineErrorResponse(err)
-	}
-	interval := q.Interval
-	if interval <= 0 {
-		if f, err := engine.ParseFields(q.JSON); err == nil {
-			if v, err := f.Number("intervalMs", 0); err == nil && v > 0 {
-				interval = time.Duration(v) * time.Millisecond
-			}
-		}
-	}
-	res, err := e.Run(ctx, query, engine.Range{Start: q.TimeRange.From, End: q.TimeRange.To, MinStep: interval, MaxPoints: int(q.MaxDataPoints)})
-	if err != nil {
-		return engineErrorResponse(err)
-	}
-	if len(res.Tables) > 0 && len(res.Series) == 0 {
-		return backend.DataResponse{Frames: gpuTableFrames(q.RefID, res)}
-	}
-	return backend.DataResponse{Frames: engineFrames(q.RefID, query.LegendFormat, res)}
-}
-
-// gpuEngine is an engine without a metric profile: enough for GPU series and probes.
+// gpuEngine is an engine without a metric profile: enough for GPU series, the probes and
+// PromQL passthrough (the types whose spec does not need the profile).
 func (d *Datasource) gpuEngine() *engine.Engine {
 	return &engine.Engine{
 		Prom: d.prom, WarmupWindow: d.settings.WarmupWindow,

@@ -2,59 +2,18 @@ package datasource
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"sync"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/inferscope/inferscope/pkg/clip"
+	"github.com/inferscope/inferscope/pkg/engine"
 	"github.com/inferscope/inferscope/pkg/prom"
 )
-
-// queryHandler answers one query of a request. It receives the raw query; it must honour ctx
-// and report failures in the DataResponse, never by panicking.
-type queryHandler func(ctx context.Context, d *Datasource, q backend.DataQuery) backend.DataResponse
-
-// queryTypes is the public list of query types (dashboards and alert rules store these names).
-// A new type is one entry here.
-var queryTypes = map[string]queryHandler{
-	"promql": runPromQL,
-
-	// Derived series of the engine (pkg/engine).
-	"latency":    runEngine,
-	"split":      runEngine,
-	"jitter":     runEngine,
-	"baseline":   runEngine,
-	"throughput": runEngine,
-	"errors":     runEngine,
-
-	// GPU types.
-	"gpu":                    runGPU,
-	"gpumem_forecast":        runGPU,
-	"gpu_idle_under_traffic": runGPU,
-	"gpu_live":               runGPU,
-}
-
-// QueryTypes lists the known query types in name order.
-func QueryTypes() []string {
-	names := make([]string, 0, len(queryTypes))
-	for n := range queryTypes {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
-}
-
-// commonQuery holds the fields every query type shares.
-type commonQuery struct {
-	RefID     string `json:"refId"`
-	QueryType string `json:"queryType"`
-}
 
 // QueryData runs the request's queries concurrently (bounded); each gets its own answer, so one
 // bad query never fails its neighbours.
@@ -88,8 +47,8 @@ func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataReques
 	return resp, nil
 }
 
-// runQuery checks the settings, decodes the common fields, dispatches by type and turns a panic
-// into an error answer for this query alone.
+// runQuery checks the settings, decodes the query once, parses it through the engine's registry
+// and turns a panic into an error answer for this query alone.
 func (d *Datasource) runQuery(ctx context.Context, q backend.DataQuery) (r backend.DataResponse) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -101,20 +60,23 @@ func (d *Datasource) runQuery(ctx context.Context, q backend.DataQuery) (r backe
 	if d.settingsErr != nil {
 		return backend.ErrDataResponseWithSource(backend.StatusBadRequest, backend.ErrorSourceDownstream, d.settingsErr.Error())
 	}
-	var common commonQuery
-	if err := json.Unmarshal(q.JSON, &common); err != nil {
-		return badRequest("the query JSON is malformed: " + jsonProblem(err))
+	// The query JSON is decoded here, once; the engine parses the decoded fields.
+	f, err := engine.ParseFields(q.JSON)
+	if err != nil {
+		return badRequest(err.Error())
 	}
 	qt := q.QueryType
 	if qt == "" {
-		qt = common.QueryType
+		if qt, err = f.String("queryType", ""); err != nil {
+			return badRequest(err.Error())
+		}
 	}
 	if qt == "" {
-		qt = "promql"
+		qt = engine.DefaultType
 	}
-	h, ok := queryTypes[qt]
+	spec, ok := engine.Spec(qt)
 	if !ok {
-		return badRequest(fmt.Sprintf("unknown query type %q: known types are %s", clip.Text(qt, 40), strings.Join(QueryTypes(), ", ")))
+		return badRequest(fmt.Sprintf("unknown query type %q: known types are %s", clip.Text(qt, 40), strings.Join(engine.Types(), ", ")))
 	}
 	if q.TimeRange.To.Before(q.TimeRange.From) {
 		return badRequest(fmt.Sprintf("the time range ends (%s) before it starts (%s)", q.TimeRange.To.UTC().Format("2006-01-02T15:04:05Z"), q.TimeRange.From.UTC().Format("2006-01-02T15:04:05Z")))
@@ -122,7 +84,11 @@ func (d *Datasource) runQuery(ctx context.Context, q backend.DataQuery) (r backe
 	if q.TimeRange.From.IsZero() || q.TimeRange.To.IsZero() {
 		return badRequest("the query has no time range")
 	}
-	return h(ctx, d, q)
+	query, err := engine.ParseFieldsOf(spec.Name, f)
+	if err != nil {
+		return badRequest(err.Error())
+	}
+	return d.run(ctx, q, spec, query, f)
 }
 
 func badRequest(msg string) backend.DataResponse {
@@ -145,20 +111,4 @@ func promErrorResponse(err error) backend.DataResponse {
 		src = backend.ErrorSourcePlugin
 	}
 	return backend.ErrDataResponseWithSource(status, src, err.Error())
-}
-
-// jsonProblem describes a JSON decoding error without echoing the whole input.
-func jsonProblem(err error) string {
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &syn):
-		return fmt.Sprintf("%s (at byte %d)", syn.Error(), syn.Offset)
-	case errors.As(err, &typ):
-		if typ.Field != "" {
-			return fmt.Sprintf("field %s must be %s, got %s", typ.Field, typ.Type, typ.Value)
-		}
-		return fmt.Sprintf("expected %s, got %s", typ.Type, typ.Value)
-	}
-	return err.Error()
 }

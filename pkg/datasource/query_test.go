@@ -111,7 +111,7 @@ func TestQueryDataEachQueryItsOwnAnswer(t *testing.T) {
 	// Only inference_requests_total exists: no profile matches, and the settings name none.
 	wantErr("D", backend.StatusBadRequest, `no metric profile detected: no known inference-server metrics found`)
 	wantErr("E", backend.StatusBadRequest, "the PromQL expression (expr) is empty")
-	wantErr("G", backend.StatusBadRequest, "the query JSON is malformed: field expr must be string, got number")
+	wantErr("G", backend.StatusBadRequest, "field expr must be a string, got 42")
 
 	f := resp.Responses["F"]
 	if f.Error != nil || len(f.Frames) != 1 || len(f.Frames[0].Fields) != 0 || f.Frames[0].Meta.Type != data.FrameTypeTimeSeriesMulti {

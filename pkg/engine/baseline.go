@@ -14,7 +14,25 @@ import (
 	"github.com/inferscope/inferscope/pkg/profile"
 )
 
-func init() { register("baseline", parseBaseline) }
+var (
+	baselineDefaults = derive.DefaultBaselineOptions()
+	fieldQuantile    = FieldSpec{Name: "quantile", Label: "Quantile", Kind: KindNumber, Default: 0.95, Min: 0, Max: 1, MinOpen: true,
+		Doc: "The latency quantile compared."}
+	fieldDays   = FieldSpec{Name: "days", Label: "Days", Kind: KindInt, Default: baselineDefaults.Days, Min: 1, Max: 28, Doc: "Previous days averaged."}
+	fieldWindow = FieldSpec{Name: "window", Label: "Window", Kind: KindDuration, Default: baselineDefaults.Window, Min: 60, Max: 6 * 3600,
+		Doc: "Half-width of the same-time-of-day window."}
+	fieldRatioWarn = FieldSpec{Name: "ratioWarn", Label: "Warn ratio", Kind: KindNumber, Default: baselineDefaults.P1Ratio, Bounds: "above 1",
+		Doc: "A P1 candidate above this ratio …"}
+	fieldFor = FieldSpec{Name: "for", Label: "For", Kind: KindDuration, Default: baselineDefaults.For, Min: 0, Max: 86400,
+		Doc: "… held at every point for this long."}
+	fieldRatioCrit = FieldSpec{Name: "ratioCrit", Label: "Critical ratio", Kind: KindNumber, Default: baselineDefaults.P0Ratio, Bounds: "at least ratioWarn",
+		Doc: "P0 above this ratio, at once."}
+	fieldMinDays = FieldSpec{Name: "minDays", Label: "Min days", Kind: KindInt, Default: baselineDefaults.MinDays, Min: 1, Max: 28, Bounds: "at most days",
+		Doc: "Days with data needed to judge a point."}
+	baselineSpec = TypeSpec{Name: "baseline", Title: "Baseline", Filters: modelAndInstance, parse: parseBaseline,
+		Doc:    "Current latency quantile against the same time of day on previous days: mean, std, ratio, z-score, status.",
+		Fields: []FieldSpec{fieldQuantile, fieldDays, fieldWindow, fieldRatioWarn, fieldFor, fieldRatioCrit, fieldMinDays, fieldServiceBy}}
+)
 
 const day = 24 * time.Hour
 
@@ -29,37 +47,33 @@ type baselineQuery struct {
 }
 
 func parseBaseline(_ Common, f Fields) (Runner, error) {
-	d := derive.DefaultBaselineOptions()
 	var bq baselineQuery
 	var err error
-	if bq.quantile, err = f.Number("quantile", 0.95); err != nil {
+	if bq.quantile, err = fieldQuantile.number(f); err != nil {
 		return nil, err
 	}
-	if !(bq.quantile > 0 && bq.quantile <= 1) {
-		return nil, fieldErr("quantile", "must be above 0 and at most 1, got %g", bq.quantile)
-	}
-	if bq.opt.Days, err = f.Int("days", d.Days, 1, 28); err != nil {
+	if bq.opt.Days, err = fieldDays.int(f, fieldDays.defaultInt(), 0); err != nil {
 		return nil, err
 	}
-	if bq.opt.Window, err = f.DurationIn("window", d.Window, time.Minute, 6*time.Hour); err != nil {
+	if bq.opt.Window, err = fieldWindow.duration(f); err != nil {
 		return nil, err
 	}
-	if bq.opt.P1Ratio, err = f.Number("ratioWarn", d.P1Ratio); err != nil {
+	if bq.opt.P1Ratio, err = fieldRatioWarn.number(f); err != nil {
 		return nil, err
 	}
-	if bq.opt.P0Ratio, err = f.Number("ratioCrit", d.P0Ratio); err != nil {
+	if bq.opt.P0Ratio, err = fieldRatioCrit.number(f); err != nil {
 		return nil, err
 	}
 	if !(bq.opt.P1Ratio > 1) || !(bq.opt.P0Ratio >= bq.opt.P1Ratio) {
 		return nil, fieldErr("ratioCrit", "must be at least ratioWarn, and ratioWarn above 1 (got %g and %g)", bq.opt.P0Ratio, bq.opt.P1Ratio)
 	}
-	if bq.opt.For, err = f.DurationIn("for", d.For, 0, 24*time.Hour); err != nil {
+	if bq.opt.For, err = fieldFor.duration(f); err != nil {
 		return nil, err
 	}
 	if bq.opt.For == 0 {
 		bq.opt.For = time.Millisecond // derive reads 0 as "default"; a zero hold is "at once"
 	}
-	if bq.opt.MinDays, err = f.Int("minDays", min(d.MinDays, bq.opt.Days), 1, bq.opt.Days); err != nil {
+	if bq.opt.MinDays, err = fieldMinDays.int(f, min(fieldMinDays.defaultInt(), bq.opt.Days), bq.opt.Days); err != nil {
 		return nil, err
 	}
 	if bq.perInstance, err = parseServiceBy(f); err != nil {

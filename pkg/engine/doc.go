@@ -9,10 +9,18 @@
 //	e := &engine.Engine{Prom: client, Profile: p, Present: names, WarmupWindow: 2*time.Minute}
 //	res, err := e.Run(ctx, q, engine.Range{Start: from, End: to, MinStep: interval})
 //
+// Go callers build queries with the typed front instead of JSON, e.g.
+// engine.Latency{Select: engine.Select{Model: []string{"recsys"}}, Quantiles: []float64{0.99}}.Query().
+//
 // Parse reads the fields every type shares (Common) and hands the rest to the type's own parser
-// (Fields has readers with clear errors), which returns a Runner. Adding a query type is one
-// file: a parse function registered with register(name, parse) from an init function, and a
-// Runner whose Run uses the Exec to read Prometheus and to add series and notices.
+// (Fields has readers with clear errors), which returns a Runner. Every type is stated once in
+// the registry (spec.go): a TypeSpec with its fields' kinds, defaults and bounds, which the
+// parsers read through, the data source dispatches by, and `go generate ./pkg/engine/specgen`
+// turns into the frontend's list and the docs' field tables. Adding a query type is one file: a
+// TypeSpec with its parse function (listed in the registry), a typed front (front.go), and a
+// Runner whose Run uses the Exec to read Prometheus and to add series and notices. The PromQL
+// passthrough (`promql`) is a type like the others, so the engine stays the one door to
+// Prometheus.
 //
 // # Pipeline of a model query
 //

@@ -91,43 +91,6 @@ type Runner interface {
 	Run(ctx context.Context, x *Exec) error
 }
 
-// parseFunc reads a type's own fields into its Runner.
-type parseFunc func(c Common, f Fields) (Runner, error)
-
-var (
-	typesMu sync.RWMutex
-	types   = map[string]parseFunc{}
-)
-
-// register adds a query type. Types register from init functions, one file per type.
-func register(name string, parse parseFunc) {
-	typesMu.Lock()
-	defer typesMu.Unlock()
-	if _, dup := types[name]; dup {
-		panic("engine: query type " + name + " registered twice")
-	}
-	types[name] = parse
-}
-
-// Types lists the query types the engine knows, in name order.
-func Types() []string {
-	typesMu.RLock()
-	defer typesMu.RUnlock()
-	out := make([]string, 0, len(types))
-	for n := range types {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func lookupType(name string) (parseFunc, bool) {
-	typesMu.RLock()
-	defer typesMu.RUnlock()
-	p, ok := types[name]
-	return p, ok
-}
-
 // Run executes a parsed query over r.
 func (e *Engine) Run(ctx context.Context, q Query, r Range) (*Result, error) {
 	if q.runner == nil {
@@ -153,6 +116,8 @@ type Exec struct {
 	q      Common
 	limits Limits
 	g      grid
+	rng    Range         // the range asked for, before the grid rounds it
+	step   time.Duration // the step a runner chose itself (setStep), else the grid's
 	// Label names of the profile (after renames); "" where the server has none.
 	modelLabel, versionLabel, instanceLabel string
 
@@ -175,7 +140,7 @@ func (e *Engine) newExec(c Common, r Range) (*Exec, error) {
 		return nil, err
 	}
 	x := &Exec{
-		e: e, q: c, limits: limits, g: g,
+		e: e, q: c, limits: limits, g: g, rng: r,
 		modelLabel: e.Profile.ModelLabel, versionLabel: e.Profile.VersionLabel, instanceLabel: e.Profile.InstanceLabel,
 		noticed: map[string]bool{},
 	}
@@ -234,6 +199,13 @@ func (x *Exec) AddTable(t Table) {
 	x.res.Tables = append(x.res.Tables, t)
 }
 
+// setStep records a step a runner chose instead of the grid's (the PromQL passthrough).
+func (x *Exec) setStep(step time.Duration) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.step = step
+}
+
 func (x *Exec) executed(expr string) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -245,6 +217,9 @@ func (x *Exec) result() (*Result, error) {
 	defer x.mu.Unlock()
 	res := x.res
 	res.Step = x.g.step
+	if x.step > 0 {
+		res.Step = x.step
+	}
 	if len(x.q.Series) > 0 {
 		keep := map[string]bool{}
 		for _, n := range x.q.Series {

@@ -24,8 +24,20 @@ import (
 	"github.com/inferscope/inferscope/pkg/prom"
 )
 
-func init() {
-	register("gpu", parseGPU)
+var (
+	fieldGPUMetrics = FieldSpec{Name: "metrics", Label: "Metrics", Kind: KindChoices, DefaultText: "all", Allowed: gpuMetricNames(),
+		Doc: "Which measurements; also the series names."}
+	gpuSpec = TypeSpec{Name: "gpu", Title: "GPU", Filters: gpuSelection, Profile: ProfileOptional, parse: parseGPU,
+		Doc:    "Per-GPU utilisation, memory used (85 % / 92 % lines), temperature and power from Prometheus.",
+		Fields: []FieldSpec{fieldGPUMetrics}}
+)
+
+func gpuMetricNames() []string {
+	out := make([]string, len(AllGPUMetrics))
+	for i, m := range AllGPUMetrics {
+		out[i] = string(m)
+	}
+	return out
 }
 
 // Units of result series: Grafana's unit ids, which other consumers (the command line) can
@@ -72,11 +84,7 @@ func ParseGPUMetrics(names []string) ([]GPUMetric, error) {
 	for _, n := range names {
 		m := GPUMetric(strings.TrimSpace(n))
 		if !slices.Contains(AllGPUMetrics, m) {
-			list := make([]string, len(AllGPUMetrics))
-			for i, m := range AllGPUMetrics {
-				list[i] = string(m)
-			}
-			return nil, fieldErr("metrics", "holds %q: use %s", clip.Text(n, 40), strings.Join(list, ", "))
+			return nil, fieldErr("metrics", "holds %q: use %s", clip.Text(n, 40), strings.Join(gpuMetricNames(), ", "))
 		}
 		if !slices.Contains(out, m) {
 			out = append(out, m)
@@ -569,7 +577,7 @@ type gpuQuery struct {
 }
 
 func parseGPU(_ Common, f Fields) (Runner, error) {
-	names, err := f.Values("metrics")
+	names, err := f.Values(fieldGPUMetrics.Name)
 	if err != nil {
 		return nil, err
 	}

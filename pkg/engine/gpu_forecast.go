@@ -9,9 +9,15 @@ import (
 	"github.com/inferscope/inferscope/pkg/derive"
 )
 
-func init() {
-	register("gpumem_forecast", parseGPUMemForecast)
-}
+var (
+	fieldForecastThreshold = FieldSpec{Name: "threshold", Label: "Threshold", Kind: KindNumber, Default: GPUMemoryCrit, Min: 0.01, Max: 1,
+		Doc: "Memory-used ratio to predict."}
+	fieldForecastWindow = FieldSpec{Name: "window", Label: "Window", Kind: KindDuration, Default: 30 * time.Minute, Min: 60, Max: 86400,
+		Doc: "Trend window."}
+	gpuMemForecastSpec = TypeSpec{Name: "gpumem_forecast", Title: "GPU memory forecast", Filters: gpuSelection, Profile: ProfileOptional,
+		parse: parseGPUMemForecast, Doc: "Seconds until each GPU’s memory reaches the threshold, from its recent trend.",
+		Fields: []FieldSpec{fieldForecastThreshold, fieldForecastWindow}}
+)
 
 // Forecast states, the values of the `state` series.
 const (
@@ -46,11 +52,11 @@ type gpuMemForecastQuery struct {
 }
 
 func parseGPUMemForecast(_ Common, f Fields) (Runner, error) {
-	th, err := f.NumberIn("threshold", GPUMemoryCrit, 0.01, 1)
+	th, err := fieldForecastThreshold.number(f)
 	if err != nil {
 		return nil, err
 	}
-	w, err := f.DurationIn("window", 30*time.Minute, time.Minute, 24*time.Hour)
+	w, err := fieldForecastWindow.duration(f)
 	if err != nil {
 		return nil, err
 	}

@@ -11,9 +11,16 @@ import (
 	"github.com/inferscope/inferscope/pkg/derive"
 )
 
-func init() {
-	register("gpu_idle_under_traffic", parseGPUIdle)
-}
+var (
+	idleDefaults = derive.DefaultIdleOptions()
+	fieldIdleFor = FieldSpec{Name: "idleFor", Label: "Idle for", Kind: KindDuration, Default: idleDefaults.IdleFor, Min: 60, Max: 86400,
+		Doc: "How long utilisation must stay at zero (≤ 0.5 %)."}
+	fieldQPSFraction = FieldSpec{Name: "qpsFraction", Label: "QPS fraction", Kind: KindNumber, Default: idleDefaults.TrafficFraction, Min: 0.01, Max: 10,
+		Doc: "Share of the QPS baseline the node must exceed."}
+	gpuIdleSpec = TypeSpec{Name: "gpu_idle_under_traffic", Title: "GPU idle under traffic", Filters: []string{"model", "instance", "gpu"},
+		parse: parseGPUIdle, Doc: "1 when a GPU sits at zero utilisation while its node serves traffic and its models are ready.",
+		Fields: []FieldSpec{fieldIdleFor, fieldQPSFraction}}
+)
 
 // The node QPS baseline: the same time of day on the previous days.
 const (
@@ -36,12 +43,11 @@ type gpuIdleQuery struct {
 }
 
 func parseGPUIdle(_ Common, f Fields) (Runner, error) {
-	d := derive.DefaultIdleOptions()
-	idle, err := f.DurationIn("idleFor", d.IdleFor, time.Minute, 24*time.Hour)
+	idle, err := fieldIdleFor.duration(f)
 	if err != nil {
 		return nil, err
 	}
-	frac, err := f.NumberIn("qpsFraction", d.TrafficFraction, 0.01, 10)
+	frac, err := fieldQPSFraction.number(f)
 	if err != nil {
 		return nil, err
 	}

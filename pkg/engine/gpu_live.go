@@ -18,9 +18,8 @@ import (
 	"github.com/inferscope/inferscope/pkg/prom"
 )
 
-func init() {
-	register("gpu_live", parseGPULive)
-}
+var gpuLiveSpec = TypeSpec{Name: "gpu_live", Title: "GPU live", Filters: gpuSelection, Profile: ProfileUnused, parse: parseGPULive,
+	Doc: "A table of every GPU as the probes see it now: state, memory, temperature, power, processes."}
 
 // DefaultProbeTimeout bounds each probe's answer to a gpu_live query: a live view that waits
 // longer is no longer live, and the other probes' answers are not held up.

@@ -9,15 +9,24 @@ import (
 	"github.com/inferscope/inferscope/pkg/profile"
 )
 
-func init() {
-	register("latency", parseLatency)
-	register("jitter", parseJitter)
-}
-
 // DefaultQuantiles are the latency quantiles shown together (never trust the average).
 var DefaultQuantiles = []float64{0.5, 0.95, 0.99}
 
 const maxQuantiles = 10
+
+var (
+	fieldQuantiles = FieldSpec{Name: "quantiles", Label: "Quantiles", Kind: KindNumbers, Default: DefaultQuantiles,
+		Bounds: fmt.Sprintf("each in (0, 1], at most %d", maxQuantiles), Doc: "Latency quantiles, comma-separated in the editor."}
+	latencySpec = TypeSpec{Name: "latency", Title: "Latency", Filters: modelAndInstance, parse: parseLatency,
+		Doc:    "Latency quantiles (P50/P95/P99) per model and version, from the latency histogram.",
+		Fields: []FieldSpec{fieldQuantiles, fieldServiceBy}}
+
+	fieldJitterThreshold = FieldSpec{Name: "threshold", Label: "Threshold", Kind: KindNumber, Default: derive.DefaultJitterThreshold,
+		Min: 1, Max: 1000, MinOpen: true, Doc: "Ratio drawn as the alert line."}
+	jitterSpec = TypeSpec{Name: "jitter", Title: "Jitter", Filters: modelAndInstance, parse: parseJitter,
+		Doc:    "P99 / P50 per model/version; above the threshold line the tail is detached from the median.",
+		Fields: []FieldSpec{fieldJitterThreshold, fieldServiceBy}}
+)
 
 // latencyQuery: the role's quantiles per model/version (and instance).
 type latencyQuery struct {
@@ -26,7 +35,7 @@ type latencyQuery struct {
 }
 
 func parseLatency(_ Common, f Fields) (Runner, error) {
-	qs, err := f.Numbers("quantiles", DefaultQuantiles)
+	qs, err := fieldQuantiles.numbers(f)
 	if err != nil {
 		return nil, err
 	}
@@ -83,12 +92,9 @@ type jitterQuery struct {
 }
 
 func parseJitter(_ Common, f Fields) (Runner, error) {
-	th, err := f.Number("threshold", derive.DefaultJitterThreshold)
+	th, err := fieldJitterThreshold.number(f)
 	if err != nil {
 		return nil, err
-	}
-	if !(th > 1) || th > 1000 {
-		return nil, fieldErr("threshold", "must be above 1 and at most 1000, got %g", th)
 	}
 	perInstance, err := parseServiceBy(f)
 	if err != nil {

@@ -36,10 +36,14 @@ const (
 	ByInstance = "instance"
 )
 
+// fieldServiceBy is the service types' `by`.
+var fieldServiceBy = FieldSpec{Name: "by", Label: "By", Kind: KindChoice, Default: ByVersion, Allowed: []string{ByVersion, ByInstance},
+	Doc: "`version`: one series per model version, the instances read together; `instance`: one per model version and instance, so a problem on one instance is not averaged over the others (the alert rules query this way)."}
+
 // parseServiceBy reads the `by` field of the service types (latency, jitter, split, baseline,
 // errors); it reports whether the series are per instance.
 func parseServiceBy(f Fields) (bool, error) {
-	by, err := f.OneOf("by", ByVersion, ByVersion, ByInstance)
+	by, err := fieldServiceBy.choice(f)
 	if err != nil {
 		return false, err
 	}

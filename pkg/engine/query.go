@@ -46,30 +46,17 @@ const maxValues = 500
 
 // Parse reads a query's JSON: the common fields, then the type's own fields. Unknown fields are
 // ignored (Grafana adds its own); a known field with the wrong type or value is an error that
-// names the field.
+// names the field. A query without a queryType is a PromQL expression (DefaultType).
 func Parse(raw []byte) (Query, error) {
 	f, err := ParseFields(raw)
 	if err != nil {
 		return Query{}, err
 	}
-	var c Common
-	if c.RefID, err = f.String("refId", ""); err != nil {
-		return Query{}, err
-	}
-	if c.Type, err = f.String("queryType", ""); err != nil {
-		return Query{}, err
-	}
-	return ParseAs(c.Type, raw)
-}
-
-// ParseFieldsAs builds a query of the given type from its JSON fields, as the answers built on
-// the engine (gate, triage, backtest) write them.
-func ParseFieldsAs(queryType string, fields map[string]any) (Query, error) {
-	raw, err := json.Marshal(fields)
+	qt, err := fieldQueryType.stringValue(f)
 	if err != nil {
 		return Query{}, err
 	}
-	return ParseAs(queryType, raw)
+	return ParseFieldsOf(qt, f)
 }
 
 // ParseAs parses raw as a query of the given type (the request's queryType may come outside the
@@ -79,35 +66,44 @@ func ParseAs(queryType string, raw []byte) (Query, error) {
 	if err != nil {
 		return Query{}, err
 	}
-	c := Common{Type: queryType}
+	return ParseFieldsOf(queryType, f)
+}
+
+// ParseFieldsOf parses decoded query fields as a query of the given type, so a caller that
+// has already decoded the JSON (the data source reads its range hints from it too) decodes it
+// once.
+func ParseFieldsOf(queryType string, f Fields) (Query, error) {
 	parse, ok := lookupType(queryType)
 	if !ok {
-		return Query{}, fmt.Errorf("unknown query type %q: the engine knows %s", clip.Text(queryType, 40), strings.Join(Types(), ", "))
+		return Query{}, unknownType(queryType)
 	}
-	if c.RefID, err = f.String("refId", ""); err != nil {
+	c := Common{Type: queryType}
+	var err error
+	if c.RefID, err = fieldRefID.stringValue(f); err != nil {
 		return Query{}, err
 	}
 	for _, sel := range []struct {
-		name string
+		spec FieldSpec
 		dst  *[]string
-	}{{"model", &c.Model}, {"version", &c.Version}, {"instance", &c.Instance}, {"gpu", &c.GPU}} {
-		if *sel.dst, err = f.Values(sel.name); err != nil {
+	}{{fieldModel, &c.Model}, {fieldVersion, &c.Version}, {fieldInstance, &c.Instance}, {fieldGPU, &c.GPU}} {
+		if *sel.dst, err = f.Values(sel.spec.Name); err != nil {
 			return Query{}, err
 		}
 	}
-	if c.WarmupFilter, err = f.Bool("warmupFilter", true); err != nil {
+	if c.WarmupFilter, err = f.Bool(fieldWarmupFilter.Name, fieldWarmupFilter.Default.(bool)); err != nil {
 		return Query{}, err
 	}
-	if c.RateInterval, err = f.Duration("rateInterval", 0); err != nil {
+	// 0 is the default window (defaultRateWindow, never below the step).
+	if c.RateInterval, err = f.Duration(fieldRateInterval.Name, 0); err != nil {
 		return Query{}, err
 	}
-	if c.RateInterval != 0 && (c.RateInterval < time.Second || c.RateInterval > 24*time.Hour) {
-		return Query{}, fieldErr("rateInterval", "must be between 1s and 24h, got %s", formatDuration(c.RateInterval))
+	if lo, hi := seconds(fieldRateInterval.Min), seconds(fieldRateInterval.Max); c.RateInterval != 0 && (c.RateInterval < lo || c.RateInterval > hi) {
+		return Query{}, fieldErr(fieldRateInterval.Name, "must be between %s and %gh, got %s", formatDuration(lo), hi.Hours(), formatDuration(c.RateInterval))
 	}
-	if c.Series, err = f.Strings("series"); err != nil {
+	if c.Series, err = f.Strings(fieldSeries.Name); err != nil {
 		return Query{}, err
 	}
-	if c.LegendFormat, err = f.String("legendFormat", ""); err != nil {
+	if c.LegendFormat, err = fieldLegendFormat.stringValue(f); err != nil {
 		return Query{}, err
 	}
 	r, err := parse(c, f)

@@ -49,7 +49,7 @@ func TestParseErrors(t *testing.T) {
 		{`{"queryType":"latency"`, "the query JSON is malformed: unexpected end of JSON input"},
 		{`[1,2]`, "the query JSON must be an object: [1,2]"},
 		{`"latency"`, `the query JSON must be an object: "latency"`},
-		{`{"queryType":"nope"}`, `unknown query type "nope": the engine knows `},
+		{`{"queryType":"nope"}`, `unknown query type "nope": known types are `},
 		{`{"queryType":7}`, "field queryType must be a string, got 7"},
 		{`{"queryType":"latency","model":5}`, "field model must be a string or a list of strings, got 5"},
 		{`{"queryType":"latency","model":["a",1]}`, `field model must be a string or a list of strings, got ["a",1]`},

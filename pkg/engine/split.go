@@ -3,13 +3,18 @@ package engine
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/inferscope/inferscope/pkg/derive"
 	"github.com/inferscope/inferscope/pkg/profile"
 )
 
-func init() { register("split", parseSplit) }
+var (
+	fieldBaselineWindow = FieldSpec{Name: "baselineWindow", Label: "Baseline window", Kind: KindDuration,
+		Default: derive.DefaultSplitOptions().BaselineWindow, Min: 60, Max: 86400, Doc: "How far back each segment's own baseline reaches."}
+	splitSpec = TypeSpec{Name: "split", Title: "Split", Filters: modelAndInstance, parse: parseSplit,
+		Doc:    "Queue, compute and network time per model/version, their shares and the dominant segment (regime).",
+		Fields: []FieldSpec{fieldBaselineWindow, fieldServiceBy}}
+)
 
 // splitQuery: mean queue, compute and network time per model/version (and instance), their
 // shares and the regime.
@@ -21,7 +26,7 @@ type splitQuery struct {
 func parseSplit(_ Common, f Fields) (Runner, error) {
 	opt := derive.DefaultSplitOptions()
 	var err error
-	if opt.BaselineWindow, err = f.DurationIn("baselineWindow", opt.BaselineWindow, time.Minute, 24*time.Hour); err != nil {
+	if opt.BaselineWindow, err = fieldBaselineWindow.duration(f); err != nil {
 		return nil, err
 	}
 	perInstance, err := parseServiceBy(f)

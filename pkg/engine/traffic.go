@@ -9,10 +9,14 @@ import (
 	"github.com/inferscope/inferscope/pkg/profile"
 )
 
-func init() {
-	register("throughput", parseThroughput)
-	register("errors", parseErrors)
-}
+var (
+	fieldThroughputBy = FieldSpec{Name: "by", Label: "By", Kind: KindChoice, Default: "model", Allowed: []string{"total", "model", "version", "instance"},
+		Doc: "Grouping of the request rate."}
+	throughputSpec = TypeSpec{Name: "throughput", Title: "Throughput", Filters: modelAndInstance, parse: parseThroughput,
+		Doc: "Requests per second, summed as chosen.", Fields: []FieldSpec{fieldThroughputBy}}
+	errorsSpec = TypeSpec{Name: "errors", Title: "Errors", Filters: modelAndInstance, parse: parseErrors,
+		Doc: "Error ratio and timeout ratio per model/version.", Fields: []FieldSpec{fieldServiceBy}}
+)
 
 // throughputQuery: requests per second, summed by the chosen labels.
 type throughputQuery struct {
@@ -20,7 +24,7 @@ type throughputQuery struct {
 }
 
 func parseThroughput(_ Common, f Fields) (Runner, error) {
-	by, err := f.OneOf("by", "model", "total", "model", "version", "instance")
+	by, err := fieldThroughputBy.choice(f)
 	if err != nil {
 		return nil, err
 	}

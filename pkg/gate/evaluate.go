@@ -41,7 +41,7 @@ func Evaluate(ctx context.Context, e *engine.Engine, o Options) (*Report, error)
 
 	// Traffic per instance of each version.
 	perInstance := func(version string) (map[string]float64, []string, error) {
-		res, err := run(ctx, e, "throughput", map[string]any{"model": o.Model, "version": version, "by": "instance"}, rng)
+		res, err := run(ctx, e, engine.Throughput{Select: engine.Select{Model: []string{o.Model}, Version: []string{version}}, By: "instance"}, rng)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -94,11 +94,9 @@ func Evaluate(ctx context.Context, e *engine.Engine, o Options) (*Report, error)
 	}
 
 	// Latency on the shared instances, both versions in one query so the points pair up.
-	q := map[string]any{"model": o.Model, "version": []string{o.Baseline, o.Canary}, "quantiles": []float64{0.95}}
-	if len(latInstances) > 0 {
-		q["instance"] = latInstances
-	}
-	res, err := run(ctx, e, "latency", q, rng)
+	q := engine.Latency{Select: engine.Select{Model: []string{o.Model}, Version: []string{o.Baseline, o.Canary}, Instance: latInstances},
+		Quantiles: []float64{0.95}}
+	res, err := run(ctx, e, q, rng)
 	if err != nil {
 		return nil, err
 	}
@@ -128,9 +126,9 @@ func stepFor(w time.Duration) time.Duration {
 	return max(time.Minute, (w / 600).Truncate(time.Minute))
 }
 
-// run parses and runs one engine query given as its JSON fields.
-func run(ctx context.Context, e *engine.Engine, typ string, fields map[string]any, rng engine.Range) (*engine.Result, error) {
-	q, err := engine.ParseFieldsAs(typ, fields)
+// run builds and runs one engine query.
+func run(ctx context.Context, e *engine.Engine, front engine.Front, rng engine.Range) (*engine.Result, error) {
+	q, err := front.Query()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
 	}

@@ -34,11 +34,11 @@ func ReadNode(ctx context.Context, e *engine.Engine, o Options) (*NodeReadings, 
 		o.Progress(1, 2, "which models serve node "+nr.Node)
 	}
 	// The node's instances: every instance's traffic, kept where its host is the node.
-	sel := map[string]any{"by": "instance", "warmupFilter": false}
+	sel := engine.Select{KeepWarmup: true, RateInterval: r.rate}
 	if o.Instance != "" {
-		sel["instance"] = o.Instance
+		sel.Instance = []string{o.Instance}
 	}
-	res, err := r.run(ctx, "throughput", sel)
+	res, err := r.run(ctx, engine.Throughput{Select: sel, By: "instance"})
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +54,7 @@ func ReadNode(ctx context.Context, e *engine.Engine, o Options) (*NodeReadings, 
 		if e.Profile.ModelLabel == "" {
 			return nil, fmt.Errorf("%w: node: %s metrics carry no model label, so the models on a node cannot be told apart: name the model", ErrOptions, e.Profile.Title)
 		}
-		res, err := r.run(ctx, "throughput", map[string]any{"by": "model", "instance": instances, "warmupFilter": false})
+		res, err := r.run(ctx, engine.Throughput{Select: engine.Select{Instance: instances, KeepWarmup: true, RateInterval: r.rate}, By: "model"})
 		if err != nil {
 			return nil, err
 		}

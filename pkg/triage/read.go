@@ -166,14 +166,14 @@ func Read(ctx context.Context, e *engine.Engine, o Options) (*Readings, error) {
 	}
 	say(1, "which instances serve "+subjectText(o.Model, o.Version))
 	// Which instances serve the model (in either window).
-	sel := map[string]any{"model": o.Model, "by": "instance"}
+	sel := r.sel(o.Model)
 	if o.Version != "" && r.verLbl != "" {
-		sel["version"] = o.Version
+		sel.Version = []string{o.Version}
 	}
 	if o.Instance != "" {
-		sel["instance"] = o.Instance
+		sel.Instance = []string{o.Instance}
 	}
-	res, err := r.run(ctx, "throughput", sel)
+	res, err := r.run(ctx, engine.Throughput{Select: sel, By: "instance"})
 	if err != nil {
 		return nil, err
 	}
@@ -253,13 +253,16 @@ func Read(ctx context.Context, e *engine.Engine, o Options) (*Readings, error) {
 	return rd, nil
 }
 
-// run parses and runs one engine query, counting its Prometheus queries and keeping its
+// sel selects a model on instances, with the triage's rate window (the service types' and the
+// GPU-idle condition's; gpu and baseline queries keep their own).
+func (r *reader) sel(model string, instances ...string) engine.Select {
+	return engine.Select{Model: []string{model}, Instance: instances, RateInterval: r.rate}
+}
+
+// run builds and runs one engine query, counting its Prometheus queries and keeping its
 // notices and warm-up intervals.
-func (r *reader) run(ctx context.Context, typ string, fields map[string]any) (*engine.Result, error) {
-	if _, ok := fields["rateInterval"]; !ok && typ != "gpu" && typ != "baseline" {
-		fields["rateInterval"] = dur(r.rate)
-	}
-	q, err := engine.ParseFieldsAs(typ, fields)
+func (r *reader) run(ctx context.Context, front engine.Front) (*engine.Result, error) {
+	q, err := front.Query()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
 	}
@@ -323,19 +326,15 @@ func (r *reader) serviceJobs(instance string, subjects map[string]*Subject) []fu
 		}
 		return s
 	}
-	base := func() map[string]any { return map[string]any{"model": r.o.Model, "instance": instance} }
+	sel := r.sel(r.o.Model, instance)
 	type target struct {
 		name string
 		agg  func([]float64) float64
 		set  func(s *Subject, p Pair)
 	}
-	job := func(typ string, extra map[string]any, targets ...target) func(context.Context) error {
+	job := func(typ string, front engine.Front, targets ...target) func(context.Context) error {
 		return func(ctx context.Context) error {
-			f := base()
-			for k, v := range extra {
-				f[k] = v
-			}
-			res, err := r.run(ctx, typ, f)
+			res, err := r.run(ctx, front)
 			if err != nil {
 				return fmt.Errorf("%s on %s: %w", typ, instance, err)
 			}
@@ -354,20 +353,20 @@ func (r *reader) serviceJobs(instance string, subjects map[string]*Subject) []fu
 		}
 	}
 	return []func(context.Context) error{
-		job("throughput", map[string]any{"by": "version"}, target{"qps", mean, func(s *Subject, p Pair) { s.QPS = p }}),
-		job("latency", nil,
+		job("throughput", engine.Throughput{Select: sel, By: "version"}, target{"qps", mean, func(s *Subject, p Pair) { s.QPS = p }}),
+		job("latency", engine.Latency{Select: sel},
 			target{"p50", mean, func(s *Subject, p Pair) { s.P50 = p }},
 			target{"p95", mean, func(s *Subject, p Pair) { s.P95 = p }},
 			target{"p99", mean, func(s *Subject, p Pair) { s.P99 = p }}),
-		job("jitter", nil, target{"jitter", mean, func(s *Subject, p Pair) { s.Jitter = p }}),
-		job("split", nil,
+		job("jitter", engine.Jitter{Select: sel}, target{"jitter", mean, func(s *Subject, p Pair) { s.Jitter = p }}),
+		job("split", engine.Split{Select: sel},
 			target{"queue", mean, func(s *Subject, p Pair) { s.Queue = p }},
 			target{"compute", mean, func(s *Subject, p Pair) { s.Compute = p }},
 			target{"network", mean, func(s *Subject, p Pair) { s.Network = p }}),
-		job("errors", nil,
+		job("errors", engine.Errors{Select: sel},
 			target{"error_ratio", mean, func(s *Subject, p Pair) { s.ErrorRatio = p }},
 			target{"timeout_ratio", mean, func(s *Subject, p Pair) { s.TimeoutRatio = p }}),
-		job("baseline", nil,
+		job("baseline", engine.Baseline{Select: engine.Select{Model: sel.Model, Instance: sel.Instance}},
 			target{"ratio", mean, func(s *Subject, p Pair) { s.BaselineRatio = p.Now }},
 			target{"baseline", mean, func(s *Subject, p Pair) { s.BaselineP95 = p.Now }}),
 	}
@@ -376,7 +375,9 @@ func (r *reader) serviceJobs(instance string, subjects map[string]*Subject) []fu
 // rawLatencyJob reads the P95 of an instance that warmed up, without the warm-up filter.
 func (r *reader) rawLatencyJob(instance string) func(context.Context) error {
 	return func(ctx context.Context) error {
-		res, err := r.run(ctx, "latency", map[string]any{"model": r.o.Model, "instance": instance, "quantiles": []float64{0.95}, "warmupFilter": false})
+		sel := r.sel(r.o.Model, instance)
+		sel.KeepWarmup = true
+		res, err := r.run(ctx, engine.Latency{Select: sel, Quantiles: []float64{0.95}})
 		if err != nil {
 			return fmt.Errorf("latency without the warm-up filter on %s: %w", instance, err)
 		}
@@ -399,7 +400,7 @@ func (r *reader) rawLatencyJob(instance string) func(context.Context) error {
 // gpuJob reads the nodes' GPU memory and utilisation.
 func (r *reader) gpuJob(instances []string) func(context.Context) error {
 	return func(ctx context.Context) error {
-		res, err := r.run(ctx, "gpu", r.gpuFields(map[string]any{"instance": instances, "metrics": []string{"memory", "util"}}))
+		res, err := r.run(ctx, engine.GPU{Select: r.gpuSel(engine.Select{Instance: instances}), Metrics: []engine.GPUMetric{engine.GPUMemory, engine.GPUUtil}})
 		if err != nil {
 			r.notice(fmt.Sprintf("GPU readings are missing: %v", err))
 			return nil
@@ -434,11 +435,11 @@ func (r *reader) gpuJob(instances []string) func(context.Context) error {
 // 7-day same-time-of-day QPS of the model.
 func (r *reader) idleJob(instances []string) func(context.Context) error {
 	return func(ctx context.Context) error {
-		f := map[string]any{"model": r.o.Model, "instance": instances}
+		sel := r.sel(r.o.Model, instances...)
 		if r.o.Version != "" && r.verLbl != "" {
-			f["version"] = r.o.Version
+			sel.Version = []string{r.o.Version}
 		}
-		res, err := r.run(ctx, "gpu_idle_under_traffic", r.gpuFields(f))
+		res, err := r.run(ctx, engine.GPUIdleUnderTraffic{Select: r.gpuSel(sel)})
 		if err != nil {
 			r.notice(fmt.Sprintf("the GPU-idle-under-traffic reading is missing: %v", err))
 			return nil
@@ -466,12 +467,12 @@ func (r *reader) idleJob(instances []string) func(context.Context) error {
 	}
 }
 
-// gpuFields adds the GPU the question names to a GPU type's fields.
-func (r *reader) gpuFields(f map[string]any) map[string]any {
+// gpuSel adds the GPU the question names to a GPU type's selection.
+func (r *reader) gpuSel(s engine.Select) engine.Select {
 	if r.o.GPU != "" {
-		f["gpu"] = []string{r.o.GPU}
+		s.GPU = []string{r.o.GPU}
 	}
-	return f
+	return s
 }
 
 // pair splits a series' points into the reference window and the window and aggregates each.

@@ -1,24 +1,13 @@
 import { DataSourceJsonData } from '@grafana/data';
 import { DataQuery } from '@grafana/schema';
 
-/**
- * Query types are part of the public contract: dashboards and alert rules store them,
- * so a name is never renamed. `promql` is served now; the others are the engine's
- * derived series, listed here so that stored queries type-check as they arrive.
- */
-export type QueryType =
-  | 'promql'
-  | 'latency'
-  | 'split'
-  | 'jitter'
-  | 'baseline'
-  | 'throughput'
-  | 'errors'
-  | 'gpu'
-  | 'gpumem_forecast'
-  | 'gpu_idle_under_traffic'
-  | 'gpu_live';
+import { DEFAULT_QUERY_TYPE, QueryType } from './queryTypes.gen';
 
+/**
+ * Query types are part of the public contract: dashboards and alert rules store them, so a
+ * name is never renamed. The list is generated from the engine's registry (queryTypes.gen.ts).
+ */
+export type { QueryType };
 
 export interface InferscopeQuery extends DataQuery {
   queryType?: QueryType;
@@ -41,7 +30,7 @@ export interface InferscopeQuery extends DataQuery {
 }
 
 export const DEFAULT_QUERY: Partial<InferscopeQuery> = {
-  queryType: 'promql',
+  queryType: DEFAULT_QUERY_TYPE,
   expr: '',
   legendFormat: '',
 };

@@ -23,7 +23,6 @@ import (
 	"github.com/inferscope/inferscope/pkg/alerting"
 	"github.com/inferscope/inferscope/pkg/clip"
 	"github.com/inferscope/inferscope/pkg/engine"
-	"github.com/inferscope/inferscope/pkg/prom"
 )
 
 // ErrOptions wraps a wrong question (unknown rule, bad range, bad parameters): the caller's
@@ -297,7 +296,7 @@ func replay(ctx context.Context, e *engine.Engine, fetches *fetchMemo, rr *RuleR
 		if !a.Start.Equal(b.Start) {
 			return a.Start.Before(b.Start)
 		}
-		return prom.Labels(a.Labels).String() < prom.Labels(b.Labels).String()
+		return engine.Labels(a.Labels).String() < engine.Labels(b.Labels).String()
 	})
 	return texts
 }
@@ -408,29 +407,19 @@ func fetchPlan(ctx context.Context, e *engine.Engine, pl *alerting.Plan, from, t
 	return m.tracks(), notices, nil
 }
 
-// promqlRange runs a PromQL data query as the data source's promql type does, at the interval.
+// promqlRange runs a PromQL data query, as the rule's Grafana rendering writes it, at the
+// interval through the engine's reader (its limits and chunking).
 func promqlRange(ctx context.Context, e *engine.Engine, expr string, from, to time.Time, interval time.Duration) ([]track, error) {
 	if strings.TrimSpace(expr) == "" {
 		return nil, errors.New("the rule's PromQL expression is empty")
 	}
-	maxSeries := e.Limits.MaxSeries
-	if maxSeries <= 0 {
-		maxSeries = engine.DefaultLimits.MaxSeries
+	series, err := e.Reader().RuleSeries(ctx, expr, from, to, interval)
+	if err != nil {
+		return nil, err
 	}
 	m := newMerger()
-	for _, c := range chunks(from, to, interval, 11000) {
-		res, err := e.Prom.QueryRange(ctx, prom.RangeQuery{Expr: expr, Start: c[0], End: c[1], Step: interval, MaxSeries: maxSeries})
-		if err != nil {
-			return nil, err
-		}
-		for _, s := range res.Series {
-			t := make([]int64, len(s.Points))
-			v := make([]float64, len(s.Points))
-			for i, pt := range s.Points {
-				t[i], v[i] = pt.T.UnixMilli(), pt.V
-			}
-			m.add(s.Labels, t, v)
-		}
+	for _, s := range series {
+		m.add(s.Labels, s.T, s.V)
 	}
 	return m.tracks(), nil
 }
@@ -472,7 +461,7 @@ func (m *merger) add(labels map[string]string, t []int64, v []float64) {
 			l[k] = val
 		}
 	}
-	key := prom.Labels(l).String()
+	key := engine.Labels(l).String()
 	tr, ok := m.byKey[key]
 	if !ok {
 		tr = &track{Labels: l}

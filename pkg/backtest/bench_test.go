@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/pkg/alerting"
-	"github.com/inferscope/inferscope/pkg/prom"
 	"github.com/inferscope/inferscope/pkg/testbed/enginetest"
 )
 
@@ -65,17 +64,16 @@ func BenchmarkBacktest(b *testing.B) {
 					if !day.Add(24 * time.Hour).Before(o.To) {
 						end = o.To
 					}
-					res, err := e.Prom.QueryRange(ctx, prom.RangeQuery{Expr: a.expr, Start: day, End: end, Step: o.Params.Interval})
+					series, err := e.Reader().RuleSeries(ctx, a.expr, day, end, o.Params.Interval)
 					if err != nil {
 						b.Fatalf("%s: %v", a.name, err)
 					}
-					for _, s := range res.Series {
-						t := make([]int64, len(s.Points))
-						v := make([]float64, len(s.Points))
-						for k, pt := range s.Points {
-							t[k], v[k] = pt.T.UnixMilli(), 1 // a returned sample is the condition holding
+					for _, s := range series {
+						v := make([]float64, len(s.T))
+						for k := range v {
+							v[k] = 1 // a returned sample is the condition holding
 						}
-						m.add(s.Labels, t, v)
+						m.add(s.Labels, s.T, v)
 					}
 				}
 				for _, tr := range m.tracks() {

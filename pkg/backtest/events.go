@@ -4,13 +4,9 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
-	"github.com/inferscope/inferscope/pkg/derive"
 	"github.com/inferscope/inferscope/pkg/engine"
-	"github.com/inferscope/inferscope/pkg/profile"
-	"github.com/inferscope/inferscope/pkg/prom"
 )
 
 type events struct {
@@ -72,77 +68,18 @@ func mergeWarmups(spans []engine.WarmupInterval, interval time.Duration) []Event
 	return out
 }
 
-// readDeploys finds the model versions that appear on an instance inside the range: their
-// request counters exist at some evaluation time and not at the first (one interval before
-// the range). A deploy's stretch is its first sample and the warm-up window after it.
+// readDeploys finds the model versions that appear on an instance inside the range (the
+// engine's deploy events). A deploy's stretch is its first sample and the warm-up window after
+// it.
 func readDeploys(ctx context.Context, e *engine.Engine, from, to time.Time, interval time.Duration) ([]Event, error) {
-	out := []Event{}
-	var m profile.Measure
-	if e.Present == nil {
-		ms, _ := e.Profile.Measures(profile.Requests)
-		if len(ms) == 0 {
-			return out, nil
-		}
-		m = ms[0]
-	} else {
-		var ok bool
-		if m, ok, _ = e.Profile.Resolve(profile.Requests, e.Present); !ok {
-			return out, nil
-		}
-	}
-	il, ml, vl := e.Profile.InstanceLabel, e.Profile.ModelLabel, e.Profile.VersionLabel
-	if il == "" {
-		il = "instance"
-	}
-	if ml == "" {
-		return out, nil
-	}
-	by := []string{il, ml}
-	if vl != "" {
-		by = append(by, vl)
-	}
-	ms := append([]prom.Matcher{prom.In("__name__", m.Metrics...)}, prom.EqAll(m.Matchers)...)
-	sel, err := prom.Selector("", ms...)
+	deploys, err := e.Reader().DeployEvents(ctx, from, to, interval)
 	if err != nil {
 		return nil, err
 	}
-	expr := "group by (" + strings.Join(by, ", ") + ") (" + sel + ")"
-	window := e.WarmupWindow
-	if window <= 0 {
-		window = derive.DefaultWarmupWindow
+	window := e.WarmupWindowOrDefault()
+	out := make([]Event, len(deploys))
+	for i, d := range deploys {
+		out[i] = Event{Kind: KindDeploy, Instance: d.Instance, Model: d.Model, Version: d.Version, Start: d.At, End: d.At.Add(window)}
 	}
-	first := from.Add(-interval)
-	firstMs := first.UnixMilli() / interval.Milliseconds() * interval.Milliseconds()
-	seen := map[string]Event{}
-	var order []string
-	for _, c := range chunks(first, to, interval, 11000) {
-		res, err := e.Prom.QueryRange(ctx, prom.RangeQuery{Expr: expr, Start: c[0], End: c[1], Step: interval, MaxSeries: 10000})
-		if err != nil {
-			return nil, err
-		}
-		for _, s := range res.Series {
-			if len(s.Points) == 0 {
-				continue
-			}
-			k := s.Labels[il] + "\xff" + s.Labels[ml] + "\xff" + s.Labels[vl]
-			if _, ok := seen[k]; ok {
-				continue // chunks are in time order: the first sample came earlier
-			}
-			at := s.Points[0].T.UTC()
-			seen[k] = Event{Kind: KindDeploy, Instance: s.Labels[il], Model: s.Labels[ml], Version: s.Labels[vl], Start: at, End: at.Add(window)}
-			order = append(order, k)
-		}
-	}
-	for _, k := range order {
-		if x := seen[k]; x.Start.UnixMilli() > firstMs { // not there when the range started
-			out = append(out, x)
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if !out[i].Start.Equal(out[j].Start) {
-			return out[i].Start.Before(out[j].Start)
-		}
-		return out[i].Instance+out[i].Model+out[i].Version < out[j].Instance+out[j].Model+out[j].Version
-	})
 	return out, nil
 }

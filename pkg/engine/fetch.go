@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/inferscope/inferscope/pkg/derive"
@@ -102,32 +101,6 @@ func (x *Exec) fetchRange(ctx context.Context, expr string, from, to int64, step
 		out[i] = *merged[key]
 	}
 	return out, nil
-}
-
-// parallel runs fn(0..n-1) concurrently and returns the first error; the others are cancelled.
-func parallel(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
-	if n == 1 {
-		return fn(ctx, 0)
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	var once sync.Once
-	var first error
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := fn(ctx, i); err != nil {
-				once.Do(func() {
-					first = err
-					cancel()
-				})
-			}
-		}()
-	}
-	wg.Wait()
-	return first
 }
 
 // all runs the functions concurrently and returns the first error.

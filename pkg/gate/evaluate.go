@@ -10,11 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/common/model"
-
 	"github.com/inferscope/inferscope/pkg/engine"
 	"github.com/inferscope/inferscope/pkg/profile"
-	"github.com/inferscope/inferscope/pkg/prom"
 )
 
 // ErrOptions wraps a wrong question (a missing version, a bad window): the caller's mistake.
@@ -112,8 +109,10 @@ func Evaluate(ctx context.Context, e *engine.Engine, o Options) (*Report, error)
 
 	m.MemorySkip = memorySkip(o, shared)
 	m.BaselineMemory, m.CanaryMemory = math.NaN(), math.NaN()
-	m.BaselineConfidence, m.CanaryConfidence, m.ConfidenceSkip = windowMean(ctx, e, profile.Confidence, o, instLabel, latInstances)
-	m.BaselineMean, m.CanaryMean, m.MeanSkip = windowMean(ctx, e, profile.Latency, o, instLabel, latInstances)
+	rd := e.Reader()
+	m.BaselineConfidence, m.CanaryConfidence, m.ConfidenceSkip = windowMean(ctx, rd, profile.Confidence, o, latInstances)
+	m.BaselineMean, m.CanaryMean, m.MeanSkip = windowMean(ctx, rd, profile.Latency, o, latInstances)
+	notes = append(notes, rd.Notices()...)
 
 	r := Decide(o, m)
 	slices.Sort(notes)
@@ -155,63 +154,22 @@ func memorySkip(o Options, shared []string) string {
 }
 
 // windowMean reads the mean of a role's observations for each version over the whole window
-// (sum/count of its histogram or summary, or duration/requests of µs counters, scaled to the
-// role's unit), on the given instances:
-// exact where a quantile would be interpolated inside buckets. A profile without the role, or
-// measuring it otherwise, gives the reason instead.
-func windowMean(ctx context.Context, e *engine.Engine, role profile.Role, o Options, instLabel string, instances []string) (float64, float64, string) {
+// on the given instances, through the engine's reader (exact where a quantile would be
+// interpolated inside buckets). A profile without the role, or measuring it otherwise, gives
+// the reason instead.
+func windowMean(ctx context.Context, rd *engine.Reader, role profile.Role, o Options, instances []string) (float64, float64, string) {
 	nan := math.NaN()
-	m, ok, why := e.Profile.Resolve(role, e.Present)
-	if !ok {
+	means, why := rd.RoleWindowMean(ctx, engine.WindowMeanQuery{Role: role, Model: o.Model, Versions: []string{o.Baseline, o.Canary},
+		Instances: instances, Window: o.Window, At: o.At})
+	if why != "" {
 		return nan, nan, why
 	}
-	var names [2]string // numerator and denominator counters
-	switch {
-	case len(m.Metrics) == 0 || len(m.Minus) > 0:
-	case m.Kind == profile.Summary || m.Kind == profile.Histogram:
-		names = [2]string{m.Metrics[0] + "_sum", m.Metrics[0] + "_count"}
-	case m.Kind == profile.MicrosecondCounter && len(m.Count) > 0:
-		names = [2]string{m.Metrics[0], m.Count[0]}
-	}
-	if names[0] == "" {
-		return nan, nan, fmt.Sprintf("%s measures %s as a %s: no window mean is read from it", e.Profile.Title, role, m.Kind)
-	}
-	scale := m.Scale
-	if scale == 0 {
-		scale = 1
-	}
-	ms := []prom.Matcher{prom.Eq(e.Profile.ModelLabel, o.Model), prom.In(e.Profile.VersionLabel, o.Baseline, o.Canary)}
-	if len(instances) > 0 {
-		ms = append(ms, prom.In(instLabel, instances...))
-	}
-	for k, v := range m.Matchers {
-		ms = append(ms, prom.Eq(k, v))
-	}
-	if e.Profile.ModelLabel == "" {
-		ms = ms[1:]
-	}
-	win := model.Duration(o.Window).String()
-	by := e.Profile.VersionLabel
-	var parts [2]string
-	for i, name := range names {
-		sel, err := prom.Selector(name, ms...)
-		if err != nil {
-			return nan, nan, err.Error()
-		}
-		parts[i] = fmt.Sprintf("sum by (%s) (increase(%s[%s]))", by, sel, win)
-	}
-	res, err := e.Prom.Query(ctx, parts[0]+" / "+parts[1], o.At, 10)
-	if err != nil {
-		return nan, nan, fmt.Sprintf("the %s query failed: %v", role, err)
-	}
 	b, c := nan, nan
-	for _, s := range res.Samples {
-		switch s.Labels[by] {
-		case o.Baseline:
-			b = s.V * scale
-		case o.Canary:
-			c = s.V * scale
-		}
+	if v, ok := means[o.Baseline]; ok {
+		b = v
+	}
+	if v, ok := means[o.Canary]; ok {
+		c = v
 	}
 	if role == profile.Confidence && (math.IsNaN(b) || math.IsNaN(c)) {
 		return nan, nan, "no confidence samples for both versions in the window"

@@ -4,15 +4,14 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/inferscope/inferscope/pkg/engine"
-	"github.com/inferscope/inferscope/pkg/probe/snapshot"
 	"github.com/inferscope/inferscope/pkg/profile"
-	"github.com/inferscope/inferscope/pkg/prom"
 )
 
 // Pair is one reading in the reference window and in the window; NaN = not measured.
@@ -100,6 +99,7 @@ func (r *Readings) instance(name string) *Instance {
 // reader runs the engine queries of one triage.
 type reader struct {
 	e        *engine.Engine
+	prom     *engine.Reader // the reads beyond the query types (framework, business, hardware)
 	o        Options
 	rd       *Readings
 	rng      engine.Range
@@ -115,6 +115,11 @@ type reader struct {
 // maxParallel bounds the queries in flight: a triage must not crowd out the dashboards.
 const maxParallel = 6
 
+// runJobs runs the jobs on the engine's Parallel, at most maxParallel at once.
+func runJobs(ctx context.Context, jobs []func(context.Context) error) error {
+	return engine.Parallel(ctx, len(jobs), maxParallel, func(ctx context.Context, i int) error { return jobs[i](ctx) })
+}
+
 // newReader prepares the grid and rate window of o (completed with defaults).
 func newReader(e *engine.Engine, o Options) *reader {
 	rd := &Readings{Model: o.Model, Version: o.Version, Instance: o.Instance, Node: o.node(), GPU: o.GPU,
@@ -124,7 +129,7 @@ func newReader(e *engine.Engine, o Options) *reader {
 	// A 5-minute rate window as the dashboards use; a short window (a restart's first minutes)
 	// gets a shorter one so its points are its own.
 	rate := min(5*time.Minute, max(2*time.Minute, (o.To.Sub(o.From)/3).Truncate(time.Minute)))
-	r := &reader{e: e, o: o, rd: rd, rate: max(rate, step),
+	r := &reader{e: e, prom: e.Reader(), o: o, rd: rd, rate: max(rate, step),
 		rng:     engine.Range{Start: rd.Before.Start, End: o.To, MinStep: step},
 		instLbl: e.Profile.InstanceLabel, verLbl: e.Profile.VersionLabel,
 		noticed: map[string]bool{}, warmSeen: map[string]bool{}}
@@ -221,7 +226,7 @@ func Read(ctx context.Context, e *engine.Engine, o Options) (*Readings, error) {
 		jobs = append(jobs, r.extraJobs()...)
 	}
 	say(2, fmt.Sprintf("latency, split, traffic, GPU, framework and hardware on %d instance(s)", len(names)))
-	if err := parallel(ctx, jobs); err != nil {
+	if err := runJobs(ctx, jobs); err != nil {
 		return nil, err
 	}
 
@@ -246,8 +251,12 @@ func Read(ctx context.Context, e *engine.Engine, o Options) (*Readings, error) {
 		}
 	}
 	say(3, "latency without the warm-up filter")
-	if err := parallel(ctx, warm); err != nil {
+	if err := runJobs(ctx, warm); err != nil {
 		return nil, err
+	}
+	rd.Queries += r.prom.Queries()
+	for _, n := range r.prom.Notices() {
+		r.notice(n)
 	}
 	sort.Strings(rd.Notices) // jobs finish in any order; the answer must not
 	return rd, nil
@@ -574,121 +583,6 @@ func subjectText(model, version string) string {
 	return model
 }
 
-// parallel runs jobs with at most maxParallel at once and returns the first error; the others
-// are cancelled.
-func parallel(ctx context.Context, jobs []func(context.Context) error) error {
-	if len(jobs) == 0 {
-		return nil
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	sem := make(chan struct{}, maxParallel)
-	var wg sync.WaitGroup
-	var once sync.Once
-	var first error
-	for _, j := range jobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				once.Do(func() { first = ctx.Err() })
-				return
-			}
-			defer func() { <-sem }()
-			if err := j(ctx); err != nil {
-				once.Do(func() { first = err; cancel() })
-			}
-		}()
-	}
-	wg.Wait()
-	return first
-}
-
-// roleMatchers are the selection's matchers for a role's series: the model unless the measure
-// is host-wide, and the measure's fixed matchers.
-func (r *reader) roleMatchers(m profile.Measure) []prom.Matcher {
-	var ms []prom.Matcher
-	if r.e.Profile.ModelLabel != "" && !m.PerInstance {
-		ms = append(ms, prom.Eq(r.e.Profile.ModelLabel, r.o.Model))
-	}
-	switch {
-	case r.o.Instance != "":
-		ms = append(ms, prom.Eq(r.instLbl, r.o.Instance))
-	case r.rd.Node != "" && len(r.names) > 0:
-		ms = append(ms, prom.In(r.instLbl, r.names...))
-	}
-	return append(ms, prom.EqAll(m.Matchers)...)
-}
-
-// sumBy writes sum by (instance) (f(metric{…})) for each metric of names, added together.
-func (r *reader) sumBy(names []string, ms []prom.Matcher, wrap string) (string, error) {
-	var parts []string
-	for _, n := range names {
-		sel, err := prom.Selector(n, ms...)
-		if err != nil {
-			return "", err
-		}
-		inner := sel
-		if wrap == "rate" {
-			inner = fmt.Sprintf("rate(%s[%s])", sel, dur(r.rate))
-		}
-		parts = append(parts, fmt.Sprintf("sum by (%s) (%s)", r.instLbl, inner))
-	}
-	if len(parts) == 0 {
-		return "", fmt.Errorf("no metric names")
-	}
-	return strings.Join(parts, " + "), nil
-}
-
-// roleExpr is the PromQL of a role per instance: the rate of a counter, the value of a gauge,
-// the mean of a histogram or summary. ok is false (with the reason) where the profile lacks
-// the role or measures it in a way triage does not read.
-func (r *reader) roleExpr(role profile.Role) (string, bool, string) {
-	m, ok, why := r.e.Profile.Resolve(role, r.e.Present)
-	if !ok {
-		return "", false, why
-	}
-	ms := r.roleMatchers(m)
-	scale := m.Scale
-	if scale == 0 {
-		scale = 1
-	}
-	var expr string
-	var err error
-	switch m.Kind {
-	case profile.Counter:
-		expr, err = r.sumBy(m.Metrics, ms, "rate")
-	case profile.Gauge:
-		expr, err = r.sumBy(m.Metrics, ms, "")
-	case profile.Histogram, profile.Summary:
-		var num, den string
-		if num, err = r.sumBy(suffix(m.Metrics, "_sum"), ms, "rate"); err == nil {
-			if den, err = r.sumBy(suffix(m.Metrics, "_count"), ms, "rate"); err == nil {
-				expr = fmt.Sprintf("(%s) / (%s)", num, den)
-			}
-		}
-	default:
-		return "", false, fmt.Sprintf("%s measures %s as a %s, which triage does not read", r.e.Profile.Title, role, m.Kind)
-	}
-	if err != nil {
-		return "", false, err.Error()
-	}
-	if scale != 1 && m.Kind != profile.Counter {
-		expr = fmt.Sprintf("(%s) * %g", expr, scale)
-	}
-	return expr, true, ""
-}
-
-func suffix(names []string, s string) []string {
-	out := make([]string, len(names))
-	for i, n := range names {
-		out[i] = n + s
-	}
-	return out
-}
-
 // extraJobs read the framework and business signals that have no query type of their own,
 // by PromQL through the profile (not warm-up filtered; the warm-up cause says so).
 func (r *reader) extraJobs() []func(context.Context) error {
@@ -709,21 +603,24 @@ func (r *reader) extraJobs() []func(context.Context) error {
 	wq, okW, _ := r.e.Profile.Resolve(profile.Waiting, r.e.Present)
 	qd, okQ, _ := r.e.Profile.Resolve(profile.QueueDepth, r.e.Present)
 	same := okW && okQ && strings.Join(wq.Metrics, ",") == strings.Join(qd.Metrics, ",")
+	var instances []string
+	switch {
+	case r.o.Instance != "":
+		instances = []string{r.o.Instance}
+	case r.rd.Node != "" && len(r.names) > 0:
+		instances = r.names
+	}
+	step := r.rng.MinStep
 	var jobs []func(context.Context) error
 	for _, rdg := range readings {
-		expr, ok, why := r.roleExpr(rdg.num)
-		if ok && rdg.den != "" {
-			var den string
-			if den, ok, why = r.roleExpr(rdg.den); ok {
-				expr = fmt.Sprintf("(%s) / (%s)", expr, den)
-			}
-		}
-		if !ok {
-			r.notice(fmt.Sprintf("%s is not read: %s", rdg.what, why))
-			continue
-		}
+		q := engine.RoleQuery{Num: rdg.num, Den: rdg.den, Model: r.o.Model, Instances: instances, Rate: r.rate,
+			Start: r.rng.Start.Truncate(step), End: r.rng.End, Step: step}
 		jobs = append(jobs, func(ctx context.Context) error {
-			series, err := r.promRange(ctx, expr)
+			series, why, err := r.prom.RoleReading(ctx, q)
+			if why != "" {
+				r.notice(fmt.Sprintf("%s is not read: %s", rdg.what, why))
+				return nil
+			}
 			if err != nil {
 				r.notice(fmt.Sprintf("%s could not be read: %v", rdg.what, err))
 				return nil
@@ -742,186 +639,36 @@ func (r *reader) extraJobs() []func(context.Context) error {
 	return jobs
 }
 
-// promRange runs a range query on the triage's grid.
-func (r *reader) promRange(ctx context.Context, expr string) ([]engine.Series, error) {
-	step := r.rng.MinStep
-	start := r.rng.Start.Truncate(step)
-	res, err := r.e.Prom.QueryRange(ctx, prom.RangeQuery{Expr: expr, Start: start, End: r.rng.End, Step: step, MaxSeries: 1000})
-	r.mu.Lock()
-	r.rd.Queries++
-	r.mu.Unlock()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]engine.Series, 0, len(res.Series))
-	for _, s := range res.Series {
-		es := engine.Series{Labels: s.Labels}
-		for _, p := range s.Points {
-			es.T = append(es.T, p.T.UnixMilli())
-			es.V = append(es.V, p.V)
-		}
-		out = append(out, es)
-	}
-	return out, nil
-}
-
-// gpuNodeLabels are the labels a GPU series' node may come from (engine.GPUNode reads them in
-// this order), kept by the hardware sums.
-var gpuNodeLabels = []string{"node", "Hostname", "hostname", "instance"}
-
-// hardwareThrottleBits are the clock-event reasons that mean the hardware holds the clocks
-// down — hardware slowdown, software and hardware thermal slowdown, power brake — not an idle
-// GPU, the power cap or an application setting.
-const hardwareThrottleBits = 0x8 | 0x20 | 0x40 | 0x80
-
-// hardwareThrottle names the hardware reasons as the probe's `reason` label does.
-func hardwareThrottle() []string {
-	var out []string
-	for _, r := range snapshot.ThrottleReasonNames {
-		if r.Bit&hardwareThrottleBits != 0 {
-			out = append(out, r.Name)
-		}
-	}
-	return out
-}
-
-// probeHardwareThrottle lists, per node and reason, the hardware reasons active in the window
-// from the probe's per-reason gauge (x, a selector narrowed to those reasons).
-func probeHardwareThrottle(by, x, window string) string {
-	return fmt.Sprintf(`max by (%s, reason) (max_over_time(%s[%s])) > 0`, by, x, window)
-}
-
-// dcgmHardwareThrottle lists, per node, whether dcgm-exporter's clock-event bitmask (x, a
-// selector) had a hardware reason set in the window, as the number of hardware bits set at
-// once. PromQL has no bitwise and, hence floor and modulo; a subquery samples the mask once a
-// minute.
-func dcgmHardwareThrottle(by, x, window string) string {
-	var bits []string
-	for _, r := range snapshot.ThrottleReasonNames {
-		if r.Bit&hardwareThrottleBits != 0 {
-			bits = append(bits, fmt.Sprintf("floor(%s/%d)%%2", x, r.Bit))
-		}
-	}
-	return fmt.Sprintf(`label_replace(max by (%s) (max_over_time((%s)[%s:1m])) > 0, "reason", "hw_or_thermal_slowdown", "", "")`,
-		by, strings.Join(bits, " + "), window)
-}
-
 // hardwareJob counts XID events and uncorrected ECC errors in each window and lists the active
-// hardware clock-event reasons, in the probe's naming or dcgm-exporter's.
+// hardware clock-event reasons of the instances' nodes.
 func (r *reader) hardwareJob(instances []string) func(context.Context) error {
 	return func(ctx context.Context) error {
-		by := strings.Join(gpuNodeLabels, ", ")
-		has := func(n string) bool { return r.e.Present == nil || r.e.Present[n] }
-		// newOrIncrease counts a counter's growth including series born inside the window (the
-		// first XID of a code creates its series at 1, which increase() cannot see): a series
-		// absent at the window's start counts its whole value, any other its increase. The new
-		// series come first: `or` keeps the left side's series, and increase() of a series born
-		// in the window is 0.
-		newOrIncrease := func(sel string, w time.Duration) string {
-			return fmt.Sprintf("sum by (%s) ((%s unless %s offset %s) or increase(%s[%s]))", by, sel, sel, dur(w), sel, dur(w))
-		}
-		// sel is a metric's selector, narrowed to the GPU the question names (both namings
-		// carry the GPU index in a `gpu` label).
-		selErr := error(nil)
-		sel := func(metric string, ms ...prom.Matcher) string {
-			if r.o.GPU != "" {
-				ms = append(ms, prom.Eq("gpu", r.o.GPU))
-			}
-			s, err := prom.Selector(metric, ms...)
-			if err != nil {
-				selErr = err
-			}
-			return s
-		}
-		var xid, ecc, thr func(w time.Duration) string
-		switch {
-		case has("inferscope_gpu_xid_errors_total") || has("inferscope_gpu_ecc_errors_total") || has("inferscope_gpu_clock_event_reason_active"):
-			xid = func(w time.Duration) string { return newOrIncrease(sel("inferscope_gpu_xid_errors_total"), w) }
-			ecc = func(w time.Duration) string {
-				return newOrIncrease(sel("inferscope_gpu_ecc_errors_total", prom.Eq("type", "uncorrected")), w)
-			}
-			thr = func(w time.Duration) string {
-				return probeHardwareThrottle(by, sel("inferscope_gpu_clock_event_reason_active", prom.In("reason", hardwareThrottle()...)), dur(w))
-			}
-		case has("DCGM_FI_DEV_XID_ERRORS") || has("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"):
-			xid = func(w time.Duration) string {
-				return fmt.Sprintf("sum by (%s) (changes(%s[%s]))", by, sel("DCGM_FI_DEV_XID_ERRORS"), dur(w))
-			}
-			ecc = func(w time.Duration) string { return newOrIncrease(sel("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"), w) }
-			thr = func(w time.Duration) string {
-				return dcgmHardwareThrottle(by, sel("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS"), dur(w))
-			}
-		default:
-			r.notice("no XID, ECC or clock-event series (probe or dcgm-exporter): the hardware step has nothing to read")
-			return nil
-		}
-		nodes := map[string]bool{}
+		var nodes []string
 		for _, in := range instances {
-			nodes[nodeOf(in)] = true
+			if n := nodeOf(in); !slices.Contains(nodes, n) {
+				nodes = append(nodes, n)
+			}
 		}
-		type q struct {
-			expr string
-			at   time.Time
-			set  func(in *Instance, v float64, labels map[string]string)
-		}
-		w, b := r.o.To.Sub(r.o.From), r.o.Before
-		qs := []q{
-			{xid(w), r.o.To, func(in *Instance, v float64, _ map[string]string) { in.XID.Now = nanAdd(in.XID.Now, v) }},
-			{xid(b), r.o.From, func(in *Instance, v float64, _ map[string]string) { in.XID.Before = nanAdd(in.XID.Before, v) }},
-			{ecc(w), r.o.To, func(in *Instance, v float64, _ map[string]string) {
-				in.ECCUncorrected.Now = nanAdd(in.ECCUncorrected.Now, v)
-			}},
-			{ecc(b), r.o.From, func(in *Instance, v float64, _ map[string]string) {
-				in.ECCUncorrected.Before = nanAdd(in.ECCUncorrected.Before, v)
-			}},
-			{thr(w), r.o.To, func(in *Instance, _ float64, l map[string]string) {
-				in.Throttle = appendUnique(in.Throttle, l["reason"])
-			}},
-		}
-		if selErr != nil {
-			r.notice(fmt.Sprintf("hardware readings could not be read: %v", selErr))
+		hw, err := r.prom.HardwareReadings(ctx, engine.HardwareQuery{Nodes: nodes, GPU: r.o.GPU, From: r.o.From, To: r.o.To, Before: r.o.Before})
+		if hw.Missing != "" {
+			r.notice(hw.Missing + ": the hardware step has nothing to read")
 			return nil
 		}
-		for _, x := range qs {
-			res, err := r.e.Prom.Query(ctx, x.expr, x.at, 1000)
-			r.mu.Lock()
-			r.rd.Queries++
-			r.mu.Unlock()
-			if err != nil {
-				r.notice(fmt.Sprintf("hardware readings could not be read: %v", err))
-				return nil
-			}
-			r.mu.Lock()
-			for i := range r.rd.Instances {
-				in := &r.rd.Instances[i]
-				// Measured: zero unless a series says otherwise.
-				if x.at.Equal(r.o.To) && math.IsNaN(in.XID.Now) {
-					in.XID.Now, in.ECCUncorrected.Now = 0, 0
-				}
-				if x.at.Equal(r.o.From) && math.IsNaN(in.XID.Before) {
-					in.XID.Before, in.ECCUncorrected.Before = 0, 0
+		if err != nil {
+			r.notice(fmt.Sprintf("hardware readings could not be read: %v", err))
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		for i := range r.rd.Instances {
+			in := &r.rd.Instances[i]
+			if h := hw.Nodes[in.Node]; h != nil {
+				in.XID = Pair{h.XIDBefore, h.XIDNow}
+				in.ECCUncorrected = Pair{h.ECCBefore, h.ECCNow}
+				for _, t := range h.Throttle {
+					in.Throttle = appendUnique(in.Throttle, t)
 				}
 			}
-			for _, s := range res.Samples {
-				node := engine.GPUNode(s.Labels)
-				if !nodes[node] {
-					continue
-				}
-				for i := range r.rd.Instances {
-					if r.rd.Instances[i].Node == node {
-						x.set(&r.rd.Instances[i], s.V, s.Labels)
-					}
-				}
-			}
-			r.mu.Unlock()
 		}
 		return nil
 	}
-}
-
-func nanAdd(a, b float64) float64 {
-	if math.IsNaN(a) {
-		return b
-	}
-	return a + b
 }

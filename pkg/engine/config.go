@@ -129,7 +129,7 @@ type Catalog struct {
 	names   []string
 	present map[string]bool
 	fleets  map[string]*Fleet // by profile setting and label renames
-	calls   int // Prometheus calls made
+	calls   int               // Prometheus calls made
 }
 
 type catalogState struct {

@@ -34,12 +34,12 @@ func runGPU(ctx context.Context, d *Datasource, q backend.DataQuery) backend.Dat
 	var e *engine.Engine
 	switch qt {
 	case "gpu_live":
-		e = d.gpuEngine()
+		e = d.gpuEngine(ctx)
 	case "gpu", "gpumem_forecast":
 		e, err = d.engineFor(ctx)
 		var pe *profileError
 		if errors.As(err, &pe) {
-			e, err = d.gpuEngine(), nil // no inference server: the GPU series still answer
+			e, err = d.gpuEngine(ctx), nil // no inference server: the GPU series still answer
 		}
 	default:
 		e, err = d.engineFor(ctx)
@@ -66,12 +66,11 @@ func runGPU(ctx context.Context, d *Datasource, q backend.DataQuery) backend.Dat
 }
 
 // gpuEngine is an engine without a metric profile: enough for GPU series and probes.
-func (d *Datasource) gpuEngine() *engine.Engine {
-	return &engine.Engine{
-		Prom: d.prom, WarmupWindow: d.settings.WarmupWindow,
-		Limits:    engine.Limits{MaxSeries: d.limits.MaxSeries, MaxPoints: d.limits.MaxPoints},
-		ProbeURLs: d.settings.ProbeURLs, ProbeHTTP: d.probeHTTP,
-	}
+func (d *Datasource) gpuEngine(ctx context.Context) *engine.Engine {
+	c := d.engineConfig()
+	c.NoProfile, c.History = true, nil
+	e, _ := engine.New(ctx, c) // without a profile nothing is read, nothing fails
+	return e
 }
 
 // gpuTableFrames makes one table frame per engine table, notices on the first. NaN readings

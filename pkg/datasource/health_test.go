@@ -62,11 +62,15 @@ func TestHealthPlainPrometheus(t *testing.T) {
 		t.Errorf("details %+v", st)
 	}
 
-	// An explicit profile is reported as configured, not detected.
+	// An explicit profile is reported as configured, not detected; finding none of its metrics,
+	// it warns and names them.
 	d = newTestDS(t, instanceSettings(t, srv.URL, map[string]any{"profile": "vllm", "warmupWindow": "90s"}, nil))
-	_, st = checkHealth(t, d)
-	if st.Profile != (ProfileStatus{Name: "vllm"}) || st.WarmupWindow != "1m30s" {
+	res, st = checkHealth(t, d)
+	if st.Profile.Name != "vllm" || st.Profile.Detected || len(st.Profile.Servers) != 0 || st.WarmupWindow != "1m30s" {
 		t.Errorf("explicit profile: %+v", st)
+	}
+	if res.Status != backend.HealthStatusOk || !strings.Contains(res.Message, "warning: the vllm profile is set but Prometheus has none of its metrics (missing: vllm:e2e_request_latency_seconds_bucket, vllm:request_queue_time_seconds_bucket,") {
+		t.Errorf("explicit absent profile: %v %q", res.Status, res.Message)
 	}
 }
 

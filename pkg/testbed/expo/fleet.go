@@ -156,8 +156,10 @@ func (v serverView) Histogram(st Stream, m Measure, bounds []float64, t time.Tim
 	return v.src.Histogram(v.origStream(st), m, bounds, t)
 }
 
-func (v serverView) Queued(st Stream, t time.Time) float64  { return v.src.Queued(v.origStream(st), t) }
-func (v serverView) Running(st Stream, t time.Time) float64 { return v.src.Running(v.origStream(st), t) }
+func (v serverView) Queued(st Stream, t time.Time) float64 { return v.src.Queued(v.origStream(st), t) }
+func (v serverView) Running(st Stream, t time.Time) float64 {
+	return v.src.Running(v.origStream(st), t)
+}
 
 func (v serverView) KVCacheUsage(instance, model string, t time.Time) float64 {
 	return v.src.KVCacheUsage(v.orig(instance), v.origModel(model), t)

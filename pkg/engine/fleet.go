@@ -256,3 +256,16 @@ func serverTitle(p profile.Profile) string {
 	}
 	return fmt.Sprintf("%s (%s)", p.Title, p.Name)
 }
+
+// ForModel is the engine narrowed to the server of model: a copy whose Profile is that server's
+// and which holds no fleet, for the answers built on the engine that read one model (triage,
+// gate, report). A model no server carries, or an engine of one server, gives e itself.
+func (e *Engine) ForModel(model string) *Engine {
+	s, ok := e.Fleet.ServerOf(model)
+	if !ok || len(e.Fleet.Servers) < 2 {
+		return e
+	}
+	c := *e
+	c.Profile, c.Fleet = s.Profile, nil
+	return &c
+}

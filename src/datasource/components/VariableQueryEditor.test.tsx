@@ -85,7 +85,10 @@ describe('InferscopeVariableSupport', () => {
     });
     const support = new InferscopeVariableSupport({ uid: 'ds1' });
     const res = await lastValueFrom(
-      support.query({ targets: [{ refId: 'V', kind: 'model' }], scopedVars: {} } as unknown as DataQueryRequest<VariableQuery>)
+      support.query({
+        targets: [{ refId: 'V', kind: 'model' }],
+        scopedVars: {},
+      } as unknown as DataQueryRequest<VariableQuery>)
     );
     expect(res.data).toEqual([
       { text: 'llama (vllm)', value: 'llama' },

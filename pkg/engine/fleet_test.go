@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/pkg/engine"
+	"github.com/inferscope/inferscope/pkg/profile"
 	"github.com/inferscope/inferscope/pkg/testbed"
 	"github.com/inferscope/inferscope/pkg/testbed/enginetest"
 	"github.com/inferscope/inferscope/pkg/testbed/expo"
@@ -166,4 +167,43 @@ func findIncident(t *testing.T, s *testbed.Scenario, kind testbed.IncidentKind) 
 	}
 	t.Fatalf("no %s incident", kind)
 	return testbed.Incident{}
+}
+
+// TestCatalogBoundsDetection: detection costs one call for the metric names plus one per
+// signature name present, however many models and instances the fleet has, and a catalog
+// reuses it: a second engine costs no call at all.
+func TestCatalogBoundsDetection(t *testing.T) {
+	fleet, _ := enginetest.Start(t, enginetest.Fleet(expo.FleetName))
+	cat := &engine.Catalog{}
+	cfg := engine.Config{Prom: fleet.Prom, Catalog: cat, PerProfile: map[string]profile.Labels{"tgi": {Model: expo.TGIModelLabel}}}
+	if _, err := engine.New(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	want := 1
+	for _, p := range profile.All() {
+		for _, n := range p.Signature {
+			if fleet.Present[n] {
+				want++
+			}
+		}
+	}
+	if got := cat.Calls(); got != want || want < 1+2*len(expo.FleetServers) {
+		t.Errorf("detection made %d calls, want %d", got, want)
+	}
+	e, err := engine.New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cat.Calls() != want || len(e.Fleet.Servers) != len(expo.FleetServers) {
+		t.Errorf("a second engine made %d calls (fleet %+v)", cat.Calls()-want, e.Fleet.Assignment())
+	}
+	// Forcing one profile reads every model with it.
+	cfg.Profile = "vllm"
+	e, err = engine.New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Profile.Name != "vllm" || len(e.Fleet.Servers) != 1 || e.Fleet.Servers[0].Profile.Name != "vllm" {
+		t.Errorf("forced: %s %+v", e.Profile.Name, e.Fleet.Assignment())
+	}
 }

@@ -60,7 +60,8 @@ type TSDBOptions struct {
 // otherwise: DefaultHistoryDays (8, what the baseline needs: the previous 7 days at the same
 // time of day) for every naming but tgi, whose 35 duration and 100 input-length buckets per
 // histogram make it the slowest to build (see doc.go); its 2 days cover every incident (all in
-// the last day) with the rate windows before them. Set Days: 8 to test a TGI baseline.
+// the last day) with the rate windows before them. Set Days: 8 to test a TGI baseline. The
+// fleet namings, which include TGI, hold 2 days too.
 func DefaultTSDBDays(profile string) int {
 	if profile == "tgi" || profile == expo.FleetName || strings.HasPrefix(profile, expo.FleetName+"-") {
 		return 2

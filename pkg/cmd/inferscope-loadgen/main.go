@@ -332,7 +332,7 @@ func serve(ctx context.Context, s *testbed.Scenario, c config, stderr io.Writer,
 	}
 	addr := ln.Addr().String()
 	fmt.Fprintf(stderr, "serving %d instances (profile %s) on http://%s/metrics?instance=NAME and http://%s/metrics\n",
-		len(s.Instances()), c.profile.Name(), addr, addr)
+		len(c.profile.Targets(s.Source())), c.profile.Name(), addr, addr)
 	if onListen != nil {
 		onListen(addr)
 	}

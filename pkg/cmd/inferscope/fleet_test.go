@@ -32,3 +32,21 @@ func TestReportAndTriageOnFleet(t *testing.T) {
 		}
 	}
 }
+
+// TestConnectionLabelFlags: the label renames and the warm-up window are checked as the data
+// source's settings are.
+func TestConnectionLabelFlags(t *testing.T) {
+	for _, bad := range [][]string{
+		{"--profile-label", "tgi=model_name"},
+		{"--profile-label", "onnx.model=m"},
+		{"--profile-label", "tgi.gpu=g"},
+		{"--profile-label", "tgi.model=model-name"},
+		{"--model-label", "model-name"},
+		{"--warmup-window", "2h"},
+	} {
+		args := append([]string{"report", "--prometheus", "http://127.0.0.1:1", "--model", "m"}, bad...)
+		if code, _, errOut := runCLI(t, args...); code != exitUsage || errOut == "" {
+			t.Errorf("%v: exit %d, %q", bad, code, errOut)
+		}
+	}
+}

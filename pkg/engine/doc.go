@@ -6,8 +6,15 @@
 // # Shape of a query
 //
 //	q, err := engine.Parse(rawJSON)          // the public query JSON (docs/queries.md)
-//	e := &engine.Engine{Prom: client, Profile: p, Present: names, WarmupWindow: 2*time.Minute}
+//	e, err := engine.New(ctx, engine.Config{Prom: client, Profile: "auto", WarmupWindow: 2*time.Minute})
 //	res, err := e.Run(ctx, q, engine.Range{Start: from, End: to, MinStep: interval})
+//
+// New (config.go) is the one way to build an engine, for the data source, the command line and
+// the tests: it reads the metric names and finds the server (profile) of each model, both cached
+// by a Catalog. Run groups the query's models by server, runs the type's Runner once per server
+// with an Exec bound to that server's profile, and merges the answers (fleet.go): one server's
+// answer is exactly what an engine of that server alone returns; several servers' series carry
+// ServerLabel and their notices name their server.
 //
 // Parse reads the fields every type shares (Common) and hands the rest to the type's own parser
 // (Fields has readers with clear errors), which returns a Runner. Adding a query type is one

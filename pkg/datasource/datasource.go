@@ -46,7 +46,7 @@ type Datasource struct {
 	version     string
 	logger      log.Logger
 	now         func() time.Time
-	names       metricNames          // metric names Prometheus has, for profile detection
+	catalog     *engine.Catalog      // metric names and servers Prometheus has, for profile detection
 	history     *engine.HistoryCache // previous days read by baseline queries
 }
 
@@ -76,6 +76,7 @@ func New(ctx context.Context, s backend.DataSourceInstanceSettings, version stri
 		probeHTTP: &http.Client{Timeout: limits.ProbeTimeout},
 		history:   engine.NewHistoryCache(0),
 	}
+	d.catalog = &engine.Catalog{}
 	d.settings, d.settingsErr = ParseSettings(s)
 	if d.settingsErr != nil {
 		d.logger.Warn("Data source settings are invalid", "uid", s.UID, "problem", d.settingsErr.Error())

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
@@ -27,12 +26,12 @@ func (d *Datasource) run(ctx context.Context, q backend.DataQuery, spec engine.T
 	)
 	switch spec.Profile {
 	case engine.ProfileUnused:
-		e = d.gpuEngine()
+		e = d.gpuEngine(ctx)
 	case engine.ProfileOptional:
 		e, err = d.engineFor(ctx)
 		var pe *profileError
 		if errors.As(err, &pe) {
-			e, err = d.gpuEngine(), nil // no inference server: the GPU series still answer
+			e, err = d.gpuEngine(ctx), nil // no inference server: the GPU series still answer
 		}
 	default:
 		e, err = d.engineFor(ctx)
@@ -83,60 +82,28 @@ type profileError struct{ msg string }
 
 func (e *profileError) Error() string { return e.msg }
 
-// engineFor builds the engine of a request: the profile from the settings or detected from the
-// metric names Prometheus has (cached), with the settings' label renames.
+// engineConfig is the engine configuration of the data source's settings.
+func (d *Datasource) engineConfig() engine.Config {
+	return engine.Config{
+		Prom: d.prom, Profile: d.settings.Profile, Labels: d.settings.Labels(), PerProfile: d.settings.ProfileLabels,
+		WarmupWindow: d.settings.WarmupWindow,
+		Limits:       engine.Limits{MaxSeries: d.limits.MaxSeries, MaxPoints: d.limits.MaxPoints},
+		ProbeURLs:    d.settings.ProbeURLs, ProbeHTTP: d.probeHTTP, History: d.history, Now: d.now,
+		Catalog: d.catalog,
+	}
+}
+
+// engineFor builds the engine of a request: the server of each model detected from what
+// Prometheus has (cached by the catalog for engine.CatalogTTL), or the profile the settings
+// force, with the settings' label renames.
 func (d *Datasource) engineFor(ctx context.Context) (*engine.Engine, error) {
-	names, err := d.names.get(ctx, d.prom)
-	if err != nil {
-		return nil, err
-	}
-	p, err := profile.Choose(d.settings.Profile, names.list)
-	if err != nil {
+	e, err := engine.New(ctx, d.engineConfig())
+	var ce *engine.ConfigError
+	var nd *profile.NotDetectedError
+	if errors.As(err, &ce) || errors.As(err, &nd) {
 		return nil, &profileError{err.Error()}
 	}
-	if p, err = p.WithLabels(d.settings.ModelLabel, d.settings.VersionLabel, d.settings.InstanceLabel); err != nil {
-		return nil, &profileError{err.Error()}
-	}
-	return &engine.Engine{
-		Prom: d.prom, Profile: p, Present: names.set, WarmupWindow: d.settings.WarmupWindow,
-		Limits:    engine.Limits{MaxSeries: d.limits.MaxSeries, MaxPoints: d.limits.MaxPoints},
-		ProbeURLs: d.settings.ProbeURLs, ProbeHTTP: d.probeHTTP, History: d.history, Now: d.now,
-	}, nil
-}
-
-// namesTTL is how long the list of metric names is reused: profile detection and measure choice
-// need it, and alert rules query every minute.
-const namesTTL = 2 * time.Minute
-
-// metricNames caches the __name__ values of one Prometheus.
-type metricNames struct {
-	mu   sync.Mutex
-	at   time.Time
-	list []string
-	set  map[string]bool
-}
-
-type nameSet struct {
-	list []string
-	set  map[string]bool
-}
-
-func (n *metricNames) get(ctx context.Context, c *prom.Client) (nameSet, error) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.set != nil && time.Since(n.at) < namesTTL {
-		return nameSet{n.list, n.set}, nil
-	}
-	list, err := c.LabelValues(ctx, "__name__", nil, time.Time{}, time.Time{})
-	if err != nil {
-		return nameSet{}, err
-	}
-	set := make(map[string]bool, len(list))
-	for _, name := range list {
-		set[name] = true
-	}
-	n.list, n.set, n.at = list, set, time.Now()
-	return nameSet{list, set}, nil
+	return e, err
 }
 
 // engineFrames makes one wide frame per series, typed as a dataplane time-series-multi response

@@ -46,6 +46,7 @@ func serveGate(ctx context.Context, d *Datasource, req *backend.CallResourceRequ
 	}
 	e, err := d.engineFor(ctx)
 	if err == nil {
+		e = e.ForModel(o.Model) // in a fleet, the model's own server
 		var r *gate.Report
 		if r, err = gate.Evaluate(ctx, e, o); err == nil {
 			if !codes {

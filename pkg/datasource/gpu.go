@@ -1,6 +1,7 @@
 package datasource
 
 import (
+	"context"
 	"math"
 	"time"
 
@@ -11,12 +12,11 @@ import (
 
 // gpuEngine is an engine without a metric profile: enough for GPU series, the probes and
 // PromQL passthrough (the types whose spec does not need the profile).
-func (d *Datasource) gpuEngine() *engine.Engine {
-	return &engine.Engine{
-		Prom: d.prom, WarmupWindow: d.settings.WarmupWindow,
-		Limits:    engine.Limits{MaxSeries: d.limits.MaxSeries, MaxPoints: d.limits.MaxPoints},
-		ProbeURLs: d.settings.ProbeURLs, ProbeHTTP: d.probeHTTP,
-	}
+func (d *Datasource) gpuEngine(ctx context.Context) *engine.Engine {
+	c := d.engineConfig()
+	c.NoProfile, c.History = true, nil
+	e, _ := engine.New(ctx, c) // without a profile nothing is read, nothing fails
+	return e
 }
 
 // gpuTableFrames makes one table frame per engine table, notices on the first. NaN readings

@@ -34,6 +34,11 @@ type ProfileStatus struct {
 	Name     string `json:"name"`
 	Detected bool   `json:"detected"`
 	Reason   string `json:"reason,omitempty"` // why detection chose this profile, or found none
+	// Servers are the inference servers found, each with the number of models it serves (a
+	// profile per model: one data source reads a mixed fleet).
+	Servers []ServerStatus `json:"servers,omitempty"`
+	// Warning: a forced profile whose metrics Prometheus does not have, naming them.
+	Warning string `json:"warning,omitempty"`
 }
 
 // ProbeStatus is the state of one configured probe.
@@ -72,7 +77,7 @@ func (d *Datasource) Setup(ctx context.Context) SetupStatus {
 		}()
 	}
 	st.Prometheus = d.checkPrometheus(ctx)
-	if st.Prometheus.OK && d.settings.Profile == "auto" {
+	if st.Prometheus.OK {
 		st.Profile = d.detectProfile(ctx)
 	}
 	wg.Wait()
@@ -120,10 +125,16 @@ func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequ
 			parts = append(parts, fmt.Sprintf("Prometheus-compatible API at %s is reachable (it reports no version)", st.Prometheus.URL))
 		}
 		switch {
+		case st.Profile.Detected && len(st.Profile.Servers) > 1:
+			parts = append(parts, "a profile per model: servers found: "+serversText(st.Profile))
 		case st.Profile.Detected:
-			parts = append(parts, fmt.Sprintf("metric profile %s detected", st.Profile.Name))
+			parts = append(parts, fmt.Sprintf("metric profile %s detected: %s", st.Profile.Name, serversText(st.Profile)))
 		case st.Profile.Name == "auto" || st.Profile.Name == "":
 			parts = append(parts, "metric profile not detected: "+st.Profile.Reason)
+		case st.Profile.Warning != "":
+			parts = append(parts, "warning: "+st.Profile.Warning)
+		case len(st.Profile.Servers) > 0:
+			parts = append(parts, fmt.Sprintf("metric profile %s: %s", st.Profile.Name, serversText(st.Profile)))
 		default:
 			parts = append(parts, "metric profile "+st.Profile.Name)
 		}

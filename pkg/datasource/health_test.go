@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -15,8 +16,10 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/inferscope/inferscope/pkg/engine"
 	"github.com/inferscope/inferscope/pkg/probe/server"
 	"github.com/inferscope/inferscope/pkg/probe/snapshot"
+	"github.com/inferscope/inferscope/pkg/profile"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
 )
 
@@ -62,11 +65,15 @@ func TestHealthPlainPrometheus(t *testing.T) {
 		t.Errorf("details %+v", st)
 	}
 
-	// An explicit profile is reported as configured, not detected.
+	// An explicit profile is reported as configured, not detected; finding none of its metrics,
+	// it warns and names them.
 	d = newTestDS(t, instanceSettings(t, srv.URL, map[string]any{"profile": "vllm", "warmupWindow": "90s"}, nil))
-	_, st = checkHealth(t, d)
-	if st.Profile != (ProfileStatus{Name: "vllm"}) || st.WarmupWindow != "1m30s" {
+	res, st = checkHealth(t, d)
+	if st.Profile.Name != "vllm" || st.Profile.Detected || len(st.Profile.Servers) != 0 || st.WarmupWindow != "1m30s" {
 		t.Errorf("explicit profile: %+v", st)
+	}
+	if res.Status != backend.HealthStatusOk || !strings.Contains(res.Message, "warning: the vllm profile is set but Prometheus has none of its metrics (missing: vllm:e2e_request_latency_seconds_bucket, vllm:request_queue_time_seconds_bucket,") {
+		t.Errorf("explicit absent profile: %v %q", res.Status, res.Message)
 	}
 }
 
@@ -85,6 +92,12 @@ func TestHealthSettingsErrors(t *testing.T) {
 		`profile "onnx" is unknown: use one of auto, custom, vllm, triton, torchserve, tgi`)
 	wantHealth(t, "label", newTestDS(t, instanceSettings(t, "http://127.0.0.1:9", map[string]any{"modelLabel": "model-name"}, nil)), backend.HealthStatusError,
 		`modelLabel "model-name" is not a Prometheus label name (letters, digits and _, not starting with a digit)`)
+	wantHealth(t, "profile labels' profile", newTestDS(t, instanceSettings(t, "http://127.0.0.1:9", map[string]any{"profileLabels": map[string]any{"onnx": map[string]any{"modelLabel": "m"}}}, nil)), backend.HealthStatusError,
+		`profileLabels names profile "onnx", which is unknown: use one of custom, vllm, triton, torchserve, tgi`)
+	wantHealth(t, "profile label", newTestDS(t, instanceSettings(t, "http://127.0.0.1:9", map[string]any{"profileLabels": map[string]any{"tgi": map[string]any{"modelLabel": "model-name"}}}, nil)), backend.HealthStatusError,
+		`profileLabels.tgi.modelLabel "model-name" is not a Prometheus label name (letters, digits and _, not starting with a digit)`)
+	wantHealth(t, "profile labels' shape", newTestDS(t, instanceSettings(t, "http://127.0.0.1:9", map[string]any{"profileLabels": []string{"tgi"}}, nil)), backend.HealthStatusError,
+		`setting profileLabels must be an object of label renames per profile, e.g. {"tgi": {"modelLabel": "model_name"}}, got ["tgi"]`)
 	wantHealth(t, "wrong type", newTestDS(t, instanceSettings(t, "http://127.0.0.1:9", map[string]any{"basicAuth": true, "basicAuthUser": 42}, nil)), backend.HealthStatusError,
 		"setting basicAuthUser must be a string, got 42")
 	wantHealth(t, "bad CA", newTestDS(t, instanceSettings(t, "https://127.0.0.1:9", map[string]any{"tlsAuthWithCACert": true}, map[string]string{"tlsCACert": "not a certificate"})), backend.HealthStatusError,
@@ -261,5 +274,31 @@ func TestHealthProbes(t *testing.T) {
 	_, st = checkHealth(t, d)
 	if st.Probes[0].OK || st.Probes[0].Error != "probe at "+notProbe.URL+" has no /healthz: is it an Inferscope probe?" {
 		t.Errorf("not a probe: %+v", st.Probes[0])
+	}
+}
+
+func TestSettingsProfileLabels(t *testing.T) {
+	s, err := ParseSettings(instanceSettings(t, "http://127.0.0.1:9", map[string]any{
+		"modelLabel":    "svc",
+		"profileLabels": map[string]any{"tgi": map[string]any{"modelLabel": "model_name"}, "triton": map[string]any{"instanceLabel": "pod"}},
+	}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]profile.Labels{"tgi": {Model: "model_name"}, "triton": {Instance: "pod"}}
+	if !reflect.DeepEqual(s.ProfileLabels, want) || s.Labels() != (profile.Labels{Model: "svc"}) {
+		t.Errorf("parsed %+v %+v", s.ProfileLabels, s.Labels())
+	}
+	// The flat renames apply to every profile, a profile's own over them.
+	ps, err := (engine.Config{Labels: s.Labels(), PerProfile: s.ProfileLabels}).Profiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, p := range ps {
+		got[p.Name] = p.ModelLabel + "/" + p.InstanceLabel
+	}
+	if fmt.Sprint(got) != "map[custom:svc/instance tgi:model_name/instance torchserve:svc/instance triton:svc/pod vllm:svc/instance]" {
+		t.Errorf("labels per profile: %v", got)
 	}
 }

@@ -43,7 +43,7 @@ func TestProtocol(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := regexp.MustCompile(`^Prometheus (2\.\d+\.\d+\S*) at ` + regexp.QuoteMeta(srv.URL) + ` is reachable\. metric profile custom detected$`)
+	want := regexp.MustCompile(`^Prometheus (2\.\d+\.\d+\S*) at ` + regexp.QuoteMeta(srv.URL) + ` is reachable\. metric profile custom detected: custom \(2 models\)$`)
 	if health.Status != backend.HealthStatusOk || !want.MatchString(health.Message) {
 		t.Errorf("health %v %q", health.Status, health.Message)
 	}

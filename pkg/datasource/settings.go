@@ -36,6 +36,21 @@ type Settings struct {
 	ModelLabel    string
 	VersionLabel  string
 	InstanceLabel string
+	// ProfileLabels renames the labels of one profile (keyed by profile name), over the flat
+	// modelLabel / versionLabel / instanceLabel, which apply to every profile.
+	ProfileLabels map[string]profile.Labels
+}
+
+// Labels is the flat label renames, applied to every profile.
+func (s Settings) Labels() profile.Labels {
+	return profile.Labels{Model: s.ModelLabel, Version: s.VersionLabel, Instance: s.InstanceLabel}
+}
+
+// profileLabelsJSON is one entry of jsonData.profileLabels.
+type profileLabelsJSON struct {
+	ModelLabel    string `json:"modelLabel"`
+	VersionLabel  string `json:"versionLabel"`
+	InstanceLabel string `json:"instanceLabel"`
 }
 
 // jsonOptions is our part of jsonData.
@@ -46,6 +61,8 @@ type jsonOptions struct {
 	ModelLabel    string   `json:"modelLabel"`
 	VersionLabel  string   `json:"versionLabel"`
 	InstanceLabel string   `json:"instanceLabel"`
+	// ProfileLabels: {"tgi": {"modelLabel": "model_name"}, ...}
+	ProfileLabels map[string]profileLabelsJSON `json:"profileLabels"`
 }
 
 // ParseSettings validates the instance settings and returns every problem it finds in one
@@ -79,6 +96,7 @@ func ParseSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 	for key, dst := range map[string]any{
 		"probeUrls": &opts.ProbeURLs, "warmupWindow": &opts.WarmupWindow, "profile": &opts.Profile,
 		"modelLabel": &opts.ModelLabel, "versionLabel": &opts.VersionLabel, "instanceLabel": &opts.InstanceLabel,
+		"profileLabels": &opts.ProfileLabels,
 	} {
 		v, ok := dat[key]
 		if !ok || string(v) == "null" {
@@ -86,8 +104,11 @@ func ParseSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 		}
 		if err := json.Unmarshal(v, dst); err != nil {
 			want := "a string"
-			if key == "probeUrls" {
+			switch key {
+			case "probeUrls":
 				want = "a list of URLs"
+			case "profileLabels":
+				want = `an object of label renames per profile, e.g. {"tgi": {"modelLabel": "model_name"}}`
 			}
 			problems = append(problems, fmt.Sprintf("setting %s must be %s, got %s", key, want, clip.Text(string(v), 60)))
 		}
@@ -147,6 +168,42 @@ func ParseSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 			continue
 		}
 		*l.dst = v
+	}
+
+	names := make([]string, 0, len(opts.ProfileLabels))
+	for name := range opts.ProfileLabels {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if _, err := profile.ByName(name); err != nil {
+			problems = append(problems, fmt.Sprintf("profileLabels names profile %q, which is unknown: use one of %s", clip.Text(name, 40), strings.Join(profile.Names(), ", ")))
+			continue
+		}
+		pl := opts.ProfileLabels[name]
+		var l profile.Labels
+		ok := true
+		for _, f := range []struct {
+			key, val string
+			dst      *string
+		}{{"modelLabel", pl.ModelLabel, &l.Model}, {"versionLabel", pl.VersionLabel, &l.Version}, {"instanceLabel", pl.InstanceLabel, &l.Instance}} {
+			v := strings.TrimSpace(f.val)
+			if v == "" {
+				continue
+			}
+			if !prom.ValidLabelName(v) {
+				problems = append(problems, fmt.Sprintf("profileLabels.%s.%s %q is not a Prometheus label name (letters, digits and _, not starting with a digit)", name, f.key, clip.Text(v, 40)))
+				ok = false
+				continue
+			}
+			*f.dst = v
+		}
+		if ok && l != (profile.Labels{}) {
+			if out.ProfileLabels == nil {
+				out.ProfileLabels = map[string]profile.Labels{}
+			}
+			out.ProfileLabels[name] = l
+		}
 	}
 
 	if len(problems) > 0 {

@@ -44,7 +44,16 @@ type variableRequest struct {
 type variablesAnswer struct {
 	Kind   string   `json:"kind"`
 	Values []string `json:"values"`
-	Note   string   `json:"note,omitempty"`
+	// Options pair each model with a text naming its server, when Prometheus holds several
+	// servers (the value stays the bare model name).
+	Options []variableOption `json:"options,omitempty"`
+	Note    string           `json:"note,omitempty"`
+}
+
+// variableOption is one value of a template variable and its text.
+type variableOption struct {
+	Text  string `json:"text"`
+	Value string `json:"value"`
 }
 
 // serveVariables answers the values of a dashboard template variable.
@@ -116,51 +125,113 @@ func splitValues(items []string) []string {
 
 func (d *Datasource) variableValues(ctx context.Context, vr variableRequest) (variablesAnswer, error) {
 	ans := variablesAnswer{Kind: vr.kind, Values: []string{}}
-	var (
-		label     string
-		selectors []string
-	)
 	if vr.kind == "gpu" {
-		label = "gpu"
-		var err error
-		if selectors, err = gpuValueSelectors(vr.instances); err != nil {
-			return ans, err
-		}
-	} else {
-		e, err := d.engineFor(ctx)
+		selectors, err := gpuValueSelectors(vr.instances)
 		if err != nil {
 			return ans, err
 		}
-		p := e.Profile
-		switch vr.kind {
-		case "model":
-			label = p.ModelLabel
-		case "version":
-			label = p.VersionLabel
-		case "instance":
-			label = p.InstanceLabel
-		}
-		if label == "" {
-			ans.Note = fmt.Sprintf("the %s profile has no %s label", p.Name, vr.kind)
-			if p.LabelNote != "" {
-				ans.Note += ": " + p.LabelNote
-			}
-			return ans, nil
-		}
-		if selectors, err = requestSelectors(p, e.Present, vr); err != nil {
+		vals, err := d.labelValues(ctx, "gpu", selectors, vr)
+		if err != nil {
 			return ans, err
 		}
+		ans.Values = vals
+		return ans, nil
 	}
-	vals, err := d.prom.LabelValues(ctx, label, selectors, vr.start, vr.end)
+	e, err := d.engineFor(ctx)
 	if err != nil {
 		return ans, err
 	}
+	if e.Fleet == nil || len(e.Fleet.Servers) < 2 {
+		vals, note, err := d.serverValues(ctx, e, e.Profile, vr, vr.models)
+		ans.Values, ans.Note = vals, note
+		if ans.Values == nil {
+			ans.Values = []string{}
+		}
+		return ans, err
+	}
+	// A fleet: every server's values, each server asked with its own labels and only for the
+	// chosen models it serves; a model's text names its server.
+	var notes []string
+	for _, srv := range e.Fleet.Servers {
+		models := vr.models
+		if len(vr.models) > 0 {
+			models = nil
+			for _, m := range vr.models {
+				if s, ok := e.Fleet.ServerOf(m); ok && s.Profile.Name == srv.Profile.Name {
+					models = append(models, m)
+				}
+			}
+			if len(models) == 0 {
+				continue
+			}
+		}
+		if vr.kind == "model" && srv.Unlabelled {
+			notes = append(notes, fmt.Sprintf("%s: no series carries its model label %q; set the model label of the %s profile", srv.Profile.Title, srv.Profile.ModelLabel, srv.Profile.Name))
+			continue
+		}
+		vals, note, err := d.serverValues(ctx, e, srv.Profile, vr, models)
+		if err != nil {
+			return ans, fmt.Errorf("%s: %w", srv.Profile.Title, err)
+		}
+		if note != "" {
+			notes = append(notes, srv.Profile.Title+": "+note)
+		}
+		for _, v := range vals {
+			if vr.kind == "model" {
+				if s, ok := e.Fleet.ServerOf(v); ok && s.Profile.Name != srv.Profile.Name {
+					continue // another server serves it
+				}
+				ans.Options = append(ans.Options, variableOption{Text: v + " (" + srv.Profile.Name + ")", Value: v})
+			}
+			ans.Values = append(ans.Values, v)
+		}
+	}
+	slices.SortFunc(ans.Values, naturalCompare)
+	ans.Values = slices.Compact(ans.Values)
+	slices.SortFunc(ans.Options, func(a, b variableOption) int { return naturalCompare(a.Value, b.Value) })
+	ans.Options = slices.CompactFunc(ans.Options, func(a, b variableOption) bool { return a.Value == b.Value })
+	ans.Note = strings.Join(notes, "; ")
+	return ans, nil
+}
+
+// serverValues lists the values of one server's label of the requested kind.
+func (d *Datasource) serverValues(ctx context.Context, e *engine.Engine, p profile.Profile, vr variableRequest, models []string) ([]string, string, error) {
+	var label string
+	switch vr.kind {
+	case "model":
+		label = p.ModelLabel
+	case "version":
+		label = p.VersionLabel
+	case "instance":
+		label = p.InstanceLabel
+	}
+	if label == "" {
+		note := fmt.Sprintf("the %s profile has no %s label", p.Name, vr.kind)
+		if p.LabelNote != "" {
+			note += ": " + p.LabelNote
+		}
+		return nil, note, nil
+	}
+	vr.models = models
+	selectors, err := requestSelectors(p, e.Present, vr)
+	if err != nil {
+		return nil, "", err
+	}
+	vals, err := d.labelValues(ctx, label, selectors, vr)
+	return vals, "", err
+}
+
+// labelValues asks Prometheus for a label's values, sorted and bounded.
+func (d *Datasource) labelValues(ctx context.Context, label string, selectors []string, vr variableRequest) ([]string, error) {
+	vals, err := d.prom.LabelValues(ctx, label, selectors, vr.start, vr.end)
+	if err != nil {
+		return nil, err
+	}
 	if len(vals) > maxVariableValues {
-		return ans, fmt.Errorf("label %s has %d values, more than the limit of %d: narrow the time range or the filters", label, len(vals), maxVariableValues)
+		return nil, fmt.Errorf("label %s has %d values, more than the limit of %d: narrow the time range or the filters", label, len(vals), maxVariableValues)
 	}
 	slices.SortFunc(vals, naturalCompare)
-	ans.Values = slices.Compact(vals)
-	return ans, nil
+	return slices.Compact(vals), nil
 }
 
 // requestSelectors select the series of the profile's request counter (every model, version and

@@ -266,7 +266,7 @@ func BenchmarkDerivedOverRoundTrip(b *testing.B) {
 			b.ReportMetric(float64(testing.AllocsPerRun(1, func() { _, _ = bb.e.Run(context.Background(), q, rg.r) }))/float64(points), "allocs/point")
 		})
 		// The round trips: the engine's own queries, each over the range it used.
-		x, err := bb.e.newExec(q.Common, rg.r)
+		x, err := bb.e.newExec(q.Common, bb.e.Profile, rg.r)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -6,11 +6,18 @@
 // # Shape of a query
 //
 //	q, err := engine.Parse(rawJSON)          // the public query JSON (docs/queries.md)
-//	e := &engine.Engine{Prom: client, Profile: p, Present: names, WarmupWindow: 2*time.Minute}
+//	e, err := engine.New(ctx, engine.Config{Prom: client, Profile: "auto", WarmupWindow: 2*time.Minute})
 //	res, err := e.Run(ctx, q, engine.Range{Start: from, End: to, MinStep: interval})
 //
 // Go callers build queries with the typed front instead of JSON, e.g.
 // engine.Latency{Select: engine.Select{Model: []string{"recsys"}}, Quantiles: []float64{0.99}}.Query().
+//
+// New (config.go) is the one way to build an engine, for the data source, the command line and
+// the tests: it reads the metric names and finds the server (profile) of each model, both cached
+// by a Catalog. Run groups the query's models by server, runs the type's Runner once per server
+// with an Exec bound to that server's profile, and merges the answers (fleet.go): one server's
+// answer is exactly what an engine of that server alone returns; several servers' series carry
+// ServerLabel and their notices name their server.
 //
 // Parse reads the fields every type shares (Common) and hands the rest to the type's own parser
 // (Fields has readers with clear errors), which returns a Runner. Every type is stated once in

@@ -48,12 +48,16 @@ func (l Limits) withDefaults() Limits {
 // prometheusMaxPoints is the most points Prometheus returns per series of one range query.
 const prometheusMaxPoints = 11000
 
-// Engine holds what a query runs against: the Prometheus, the resolved metric profile (label
-// renames applied) and the warm-up window. An Engine is cheap to build per request and safe for
-// concurrent use by several Run calls.
+// Engine holds what a query runs against: the Prometheus, the metric profiles (label renames
+// applied) and the warm-up window. Build it with New. An Engine is cheap to build per request
+// and safe for concurrent use by several Run calls.
 type Engine struct {
-	Prom    *prom.Client
+	Prom *prom.Client
+	// Profile reads every model when Fleet is nil or holds one server; with several servers it
+	// is the primary one (Fleet.Primary), which reads what is not split by model.
 	Profile profile.Profile
+	// Fleet says which profile serves each model (nil: Profile serves them all).
+	Fleet *Fleet
 	// Present holds the metric names Prometheus has (as its __name__ label values list them), so
 	// profile.Resolve can pick the measure that exists. Nil means unknown: every role takes its
 	// first measure.
@@ -99,11 +103,42 @@ func (e *Engine) Run(ctx context.Context, q Query, r Range) (*Result, error) {
 	if e.Prom == nil {
 		return nil, errors.New("no Prometheus is configured")
 	}
-	x, err := e.newExec(q.Common, r)
+	groups := e.plan(q.Common)
+	if len(groups) == 1 {
+		c := q.Common
+		c.Model = groups[0].models
+		return e.runAs(ctx, q.runner, c, groups[0].prof, r)
+	}
+	// Each server's models are read with its own profile, the servers in parallel.
+	results := make([]*Result, len(groups))
+	err := parallel(ctx, len(groups), func(ctx context.Context, i int) error {
+		c := q.Common
+		c.Model = groups[i].models
+		res, err := e.runAs(ctx, q.runner, c, groups[i].prof, r)
+		if err != nil {
+			return fmt.Errorf("%s: %w", serverTitle(groups[i].prof), err)
+		}
+		results[i] = res
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	if err := q.runner.Run(ctx, x); err != nil {
+	res := merge(groups, results)
+	if limit := e.Limits.withDefaults().MaxSeries; len(res.Series) > limit {
+		return nil, &LimitError{Msg: fmt.Sprintf(
+			"the query would return %d series, more than the limit of %d: choose fewer models, versions or instances", len(res.Series), limit)}
+	}
+	return res, nil
+}
+
+// runAs runs the query's runner with one profile.
+func (e *Engine) runAs(ctx context.Context, run Runner, c Common, p profile.Profile, r Range) (*Result, error) {
+	x, err := e.newExec(c, p, r)
+	if err != nil {
+		return nil, err
+	}
+	if err := run.Run(ctx, x); err != nil {
 		return nil, err
 	}
 	return x.result()
@@ -113,6 +148,7 @@ func (e *Engine) Run(ctx context.Context, q Query, r Range) (*Result, error) {
 // Runners use its methods to fetch and to add series and notices; it is safe for concurrent use.
 type Exec struct {
 	e      *Engine
+	prof   profile.Profile // the profile of the server being read
 	q      Common
 	limits Limits
 	g      grid
@@ -133,25 +169,25 @@ type Exec struct {
 	warmErr  error
 }
 
-func (e *Engine) newExec(c Common, r Range) (*Exec, error) {
+func (e *Engine) newExec(c Common, p profile.Profile, r Range) (*Exec, error) {
 	limits := e.Limits.withDefaults()
 	g, err := newGrid(r, limits)
 	if err != nil {
 		return nil, err
 	}
 	x := &Exec{
-		e: e, q: c, limits: limits, g: g, rng: r,
-		modelLabel: e.Profile.ModelLabel, versionLabel: e.Profile.VersionLabel, instanceLabel: e.Profile.InstanceLabel,
+		e: e, prof: p, q: c, limits: limits, g: g, rng: r,
+		modelLabel: p.ModelLabel, versionLabel: p.VersionLabel, instanceLabel: p.InstanceLabel,
 		noticed: map[string]bool{},
 	}
 	if x.instanceLabel == "" {
 		x.instanceLabel = "instance"
 	}
 	if len(c.Model) > 0 && x.modelLabel == "" {
-		x.Notice(Warning, fmt.Sprintf("the model filter is ignored: %s metrics carry no model label (%s)", e.Profile.Title, e.Profile.LabelNote))
+		x.Notice(Warning, fmt.Sprintf("the model filter is ignored: %s metrics carry no model label (%s)", p.Title, p.LabelNote))
 	}
 	if len(c.Version) > 0 && x.versionLabel == "" {
-		x.Notice(Warning, fmt.Sprintf("the version filter is ignored: %s metrics carry no version label", e.Profile.Title))
+		x.Notice(Warning, fmt.Sprintf("the version filter is ignored: %s metrics carry no version label", p.Title))
 	}
 	return x, nil
 }
@@ -159,8 +195,8 @@ func (e *Engine) newExec(c Common, r Range) (*Exec, error) {
 // Common returns the query's shared fields.
 func (x *Exec) Common() Common { return x.q }
 
-// Profile returns the resolved profile.
-func (x *Exec) Profile() profile.Profile { return x.e.Profile }
+// Profile returns the profile of the server being read.
+func (x *Exec) Profile() profile.Profile { return x.prof }
 
 // Engine returns the engine the query runs on.
 func (x *Exec) Engine() *Engine { return x.e }

@@ -83,7 +83,7 @@ func (fq gpuMemForecastQuery) Run(ctx context.Context, x *Exec) error {
 	var raws []gpuRaw
 	var sig nodeSignals
 	fns := []func(context.Context) error{func(ctx context.Context) (err error) { raws, err = x.fetchGPU(ctx, GPUMemory, f, fit); return }}
-	warm := x.q.WarmupFilter && x.e.Profile.Name != ""
+	warm := x.q.WarmupFilter && x.prof.Name != ""
 	if x.q.WarmupFilter && !warm {
 		x.Notice(Info, "no inference server's metrics were found: the warm-up filter has nothing to go by")
 	}

@@ -48,10 +48,10 @@ func (x *Exec) nodeMatchers(sc scope, fixed map[string]string, nodes []string) [
 func (x *Exec) nodeRequestRate(nodes []string, window time.Duration) (string, error) {
 	m, ok, why := x.resolve(profile.Requests)
 	if !ok {
-		return "", fmt.Errorf("the node QPS is needed and the %s profile cannot give it: %s", x.e.Profile.Name, why)
+		return "", fmt.Errorf("the node QPS is needed and the %s profile cannot give it: %s", x.prof.Name, why)
 	}
 	if m.Kind != profile.Counter {
-		return "", fmt.Errorf("the %s profile measures requests as a %s, not a counter", x.e.Profile.Name, m.Kind)
+		return "", fmt.Errorf("the %s profile measures requests as a %s, not a counter", x.prof.Name, m.Kind)
 	}
 	return sumRate(m.Metrics, x.nodeMatchers(scopeModelVersion, m.Matchers, nodes), []string{x.instanceLabel}, window, 0)
 }
@@ -99,7 +99,7 @@ func (x *Exec) fetchNodeSignals(ctx context.Context, nodes []string, g gpuGrid, 
 			return nodeSignals{}, err
 		}
 	} else {
-		x.Notice(Info, fmt.Sprintf("%s: the model's readiness is unknown (%s); it is assumed ready", x.e.Profile.Title, loadWhy))
+		x.Notice(Info, fmt.Sprintf("%s: the model's readiness is unknown (%s); it is assumed ready", x.prof.Title, loadWhy))
 	}
 	if warm && hasReq {
 		// Counter resets show restarts of servers without a process start time (Triton,

@@ -111,7 +111,7 @@ func (jq jitterQuery) Run(ctx context.Context, x *Exec) error {
 	}
 	x.measureNotice(m)
 	if !hasQuantiles(m) {
-		x.Notice(Warning, fmt.Sprintf("%s exports no latency percentiles, so the P99/P50 jitter ratio cannot be computed", x.e.Profile.Title))
+		x.Notice(Warning, fmt.Sprintf("%s exports no latency percentiles, so the P99/P50 jitter ratio cannot be computed", x.prof.Title))
 		return nil
 	}
 	stats, err := x.readLatency(ctx, m, []float64{0.99, 0.5}, x.serviceLabels(jq.perInstance))

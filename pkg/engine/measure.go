@@ -138,7 +138,7 @@ func (x *Exec) readLatencies(ctx context.Context, reqs []latencyReq, by []string
 			}
 		}
 		if len(quants) > 0 && !hasQuantiles(m) {
-			x.Notice(Warning, fmt.Sprintf("%s: percentiles do not exist for this metric (%s), only the mean", x.e.Profile.Title, m.Kind))
+			x.Notice(Warning, fmt.Sprintf("%s: percentiles do not exist for this metric (%s), only the mean", x.prof.Title, m.Kind))
 			quants = nil
 		}
 		ms := x.matchers(x.scopeOf(m), m.Matchers)

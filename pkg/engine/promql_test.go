@@ -151,7 +151,7 @@ func builderExprs(t *testing.T, x *Exec) []string {
 func testExec(t *testing.T, p profile.Profile, c Common) *Exec {
 	t.Helper()
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	x, err := (&Engine{Profile: p}).newExec(c, Range{Start: now.Add(-time.Hour), End: now})
+	x, err := (&Engine{Profile: p}).newExec(c, p, Range{Start: now.Add(-time.Hour), End: now})
 	if err != nil {
 		t.Fatal(err)
 	}

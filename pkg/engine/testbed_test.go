@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferscope/inferscope/pkg/profile"
 	"github.com/inferscope/inferscope/pkg/prom"
 	"github.com/inferscope/inferscope/pkg/testbed"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
@@ -40,19 +39,14 @@ func startBed(t *testing.T) bed {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names, err := c.LabelValues(context.Background(), "__name__", nil, time.Time{}, time.Time{})
+	e, err := New(context.Background(), Config{Prom: c, WarmupWindow: 2 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, det := profile.Detect(names)
-	if !det.Found || p.Name != "custom" {
-		t.Fatalf("detected %+v", det)
+	if e.Profile.Name != "custom" || len(e.Fleet.Servers) != 1 {
+		t.Fatalf("detected %s, fleet %+v", e.Profile.Name, e.Fleet.Assignment())
 	}
-	present := map[string]bool{}
-	for _, n := range names {
-		present[n] = true
-	}
-	return bed{e: &Engine{Prom: c, Profile: p, Present: present, WarmupWindow: 2 * time.Minute}, s: s}
+	return bed{e: e, s: s}
 }
 
 func (b bed) run(t *testing.T, raw string, from, to time.Time, step time.Duration) *Result {

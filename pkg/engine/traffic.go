@@ -48,7 +48,7 @@ func (tq throughputQuery) Run(ctx context.Context, x *Exec) error {
 		by = []string{x.instanceLabel}
 	}
 	if (tq.by == "model" && x.modelLabel == "") || (tq.by == "version" && x.versionLabel == "") {
-		x.Notice(Info, fmt.Sprintf("%s metrics carry no %s label: grouped by the labels that exist", x.e.Profile.Title, tq.by))
+		x.Notice(Info, fmt.Sprintf("%s metrics carry no %s label: grouped by the labels that exist", x.prof.Title, tq.by))
 	}
 	read, err := x.rates(ctx, rateReq{m, by})
 	if err != nil {

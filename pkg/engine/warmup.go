@@ -66,13 +66,13 @@ func (ws *warmState) warming() []string {
 // resolve picks the role's measure among those whose metrics Prometheus has.
 func (x *Exec) resolve(role profile.Role) (profile.Measure, bool, string) {
 	if x.e.Present == nil {
-		ms, why := x.e.Profile.Measures(role)
+		ms, why := x.prof.Measures(role)
 		if len(ms) == 0 {
 			return profile.Measure{}, false, why
 		}
 		return ms[0], true, ""
 	}
-	return x.e.Profile.Resolve(role, x.e.Present)
+	return x.prof.Resolve(role, x.e.Present)
 }
 
 // signalsExpr is the one PromQL expression that reads the lifecycle events of the selected
@@ -170,7 +170,7 @@ func (x *Exec) buildWarmup(series []derive.Series) (*warmState, error) {
 	ws := &warmState{t: t, masks: map[string]derive.Mask{}}
 	if len(series) == 0 {
 		if _, ok, _ := x.resolve(profile.Requests); !ok {
-			x.Notice(Info, fmt.Sprintf("warm-up filter: %s exports neither a load state nor a request counter here, so no sample is filtered", x.e.Profile.Title))
+			x.Notice(Info, fmt.Sprintf("warm-up filter: %s exports neither a load state nor a request counter here, so no sample is filtered", x.prof.Title))
 		}
 		return ws, nil
 	}

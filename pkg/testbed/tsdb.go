@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -42,7 +43,9 @@ const DefaultGPUHistoryDays = 2
 // GPU naming, DefaultHistoryDays of history.
 type TSDBOptions struct {
 	// Profile is the naming of the inference series: custom (default), vllm, triton,
-	// torchserve or tgi (expo.ProfileNames).
+	// torchserve or tgi (expo.ProfileNames); or "fleet", the five together in one Prometheus,
+	// each serving its own copy of the models on its own port (expo.FleetModel,
+	// expo.FleetInstance), or "fleet-<server>", that server's part of the fleet alone.
 	Profile string
 	// GPUNaming is the naming of the GPU series: inferscope (default, the probe's), dcgm
 	// (dcgm-exporter's, through the probe's dcgm mode) or none.
@@ -57,9 +60,10 @@ type TSDBOptions struct {
 // otherwise: DefaultHistoryDays (8, what the baseline needs: the previous 7 days at the same
 // time of day) for every naming but tgi, whose 35 duration and 100 input-length buckets per
 // histogram make it the slowest to build (see doc.go); its 2 days cover every incident (all in
-// the last day) with the rate windows before them. Set Days: 8 to test a TGI baseline.
+// the last day) with the rate windows before them. Set Days: 8 to test a TGI baseline. The
+// fleet namings, which include TGI, hold 2 days too.
 func DefaultTSDBDays(profile string) int {
-	if profile == "tgi" {
+	if profile == "tgi" || profile == expo.FleetName || strings.HasPrefix(profile, expo.FleetName+"-") {
 		return 2
 	}
 	return DefaultHistoryDays

@@ -49,15 +49,38 @@ export function variablesUrl(uid: string, kind: VariableKind, f: VariableFilters
 
 /** Asks the backend for the values of one kind. */
 export async function fetchVariableValues(uid: string, kind: VariableKind, f: VariableFilters = {}): Promise<string[]> {
+  return (await fetchVariableOptions(uid, kind, f)).map((o) => o.value);
+}
+
+/**
+ * Asks the backend for the values of one kind with their texts: on a Prometheus holding several
+ * servers a model's text names its server ("llama (vllm)"); the value stays the bare name.
+ */
+export async function fetchVariableOptions(
+  uid: string,
+  kind: VariableKind,
+  f: VariableFilters = {}
+): Promise<Array<{ text: string; value: string }>> {
   const res = await lastValueFrom(
-    getBackendSrv().fetch<{ values?: unknown }>({
+    getBackendSrv().fetch<{ values?: unknown; options?: unknown }>({
       url: variablesUrl(uid, kind, f),
       method: 'GET',
       showErrorAlert: false,
     })
   );
   const values = res.data?.values;
-  return Array.isArray(values) ? values.filter((v): v is string => typeof v === 'string') : [];
+  const texts = new Map<string, string>();
+  const options = res.data?.options;
+  if (Array.isArray(options)) {
+    for (const o of options) {
+      if (o && typeof o.value === 'string' && typeof o.text === 'string') {
+        texts.set(o.value, o.text);
+      }
+    }
+  }
+  return Array.isArray(values)
+    ? values.filter((v): v is string => typeof v === 'string').map((v) => ({ text: texts.get(v) ?? v, value: v }))
+    : [];
 }
 
 /** Replaces template variables in a filter, multi-values as "a|b" (the backend splits them). */
@@ -84,8 +107,8 @@ export class InferscopeVariableSupport extends CustomVariableSupport<DataSource,
       instance: interpolateFilter(q?.instance, request.scopedVars),
       range: request.range,
     };
-    return from(fetchVariableValues(this.datasource.uid, kind, filters)).pipe(
-      map((values) => ({ data: values.map((v): MetricFindValue => ({ text: v, value: v })) }))
+    return from(fetchVariableOptions(this.datasource.uid, kind, filters)).pipe(
+      map((options) => ({ data: options.map((o): MetricFindValue => ({ text: o.text, value: o.value })) }))
     );
   }
 }

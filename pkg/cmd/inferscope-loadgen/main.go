@@ -124,7 +124,7 @@ func parseFlags(args []string, stderr io.Writer, now time.Time) (config, error) 
 	fs.IntVar(&c.historyDays, "history-days", testbed.DefaultHistoryDays, "days of history to write (1-60)")
 	fs.DurationVar(&c.step, "history-step", testbed.DefaultHistoryStep, "spacing of history samples (≥ 1s)")
 	fs.StringVar(&endFlag, "end", "now", "end of the history and the scenario's clock anchor: now or an RFC 3339 time")
-	fs.StringVar(&profileFlag, "profile", "custom", "metric naming profile: "+fmt.Sprint(expo.ProfileNames()))
+	fs.StringVar(&profileFlag, "profile", "custom", "metric naming profile: "+fmt.Sprint(expo.ProfileNames())+", or a mixed fleet of them all in one: "+fmt.Sprint(expo.FleetNames()))
 	fs.StringVar(&scenarioFlag, "scenario", "default", "scenario: default")
 	fs.StringVar(&c.job, "job", "inference", "job label written into the history")
 	fs.StringVar(&c.gpuNaming, "gpu-naming", testbed.GPUNamingInferscope, "GPU series in the history: inferscope (the probe's naming), dcgm (dcgm-exporter's) or none")
@@ -332,7 +332,7 @@ func serve(ctx context.Context, s *testbed.Scenario, c config, stderr io.Writer,
 	}
 	addr := ln.Addr().String()
 	fmt.Fprintf(stderr, "serving %d instances (profile %s) on http://%s/metrics?instance=NAME and http://%s/metrics\n",
-		len(s.Instances()), c.profile.Name(), addr, addr)
+		len(c.profile.Targets(s.Source())), c.profile.Name(), addr, addr)
 	if onListen != nil {
 		onListen(addr)
 	}

@@ -43,11 +43,13 @@ func runBacktest(ctx context.Context, path string, args []string, stdout, stderr
 	fs := newFlagSet(path)
 	var conn promConn
 	conn.register(fs)
-	// Every catalog parameter is a flag, as for `rules export`, except the profile: --profile
-	// is the connection's (auto-detected by default) and the rules follow it.
+	// Every catalog parameter is a flag, as for `rules export`, except the profile, the label
+	// names and the warm-up window: those are the connection's (--profile, auto-detected by
+	// default, --model-label, …, --warmup-window) and the rules follow them.
 	p := alerting.Defaults()
+	connParams := map[string]bool{"profile": true, "modelLabel": true, "versionLabel": true, "instanceLabel": true, "warmupWindow": true}
 	for _, d := range alerting.ParamDefs() {
-		if d.Name != "profile" {
+		if !connParams[d.Name] {
 			fs.Var(paramValue{p: &p, def: d}, d.Flag(), d.Help)
 		}
 	}
@@ -112,13 +114,11 @@ Flags:
 	if err != nil {
 		return err
 	}
-	// The rules and the engine read the same names: the profile chosen for the connection, with
-	// the label renames and the warm-up window of the parameters.
+	// The rules and the engine read the same names: the profile chosen for the connection
+	// (the primary one of a fleet), with the connection's label renames and warm-up window.
 	o.Params.Profile = e.Profile.Name
-	if e.Profile, err = e.Profile.WithLabels(p.ModelLabel, p.VersionLabel, p.InstanceLabel); err != nil {
-		return usagef("%v", err)
-	}
-	e.WarmupWindow = p.WarmupWindow
+	o.Params.ModelLabel, o.Params.VersionLabel, o.Params.InstanceLabel = e.Profile.ModelLabel, e.Profile.VersionLabel, e.Profile.InstanceLabel
+	o.Params.WarmupWindow = e.WarmupWindow
 
 	prog := newProgress(stderr, "backtest", *quiet)
 	r, err := backtest.Run(ctx, e, o, func(done, total int, id string) { prog.Step(done, total, id) })

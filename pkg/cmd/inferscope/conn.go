@@ -23,6 +23,9 @@ const exitUnavailable = 4
 type promConn struct {
 	url, user, passwordFile, tokenFile, profile string
 	timeout                                     time.Duration
+	labels                                      profile.Labels
+	perProfile                                  profileLabelsFlag
+	warmup                                      time.Duration
 }
 
 func (c *promConn) register(fs *flag.FlagSet) {
@@ -32,6 +35,54 @@ func (c *promConn) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.tokenFile, "bearer-token-file", "", "file holding a bearer token")
 	fs.StringVar(&c.profile, "profile", "auto", "metric profile: auto, "+strings.Join(profile.Names(), ", "))
 	fs.DurationVar(&c.timeout, "timeout", time.Minute, "timeout of each Prometheus request")
+	fs.StringVar(&c.labels.Model, "model-label", "", "model label name of every profile (empty: each profile's own)")
+	fs.StringVar(&c.labels.Version, "version-label", "", "version label name of every profile (empty: each profile's own)")
+	fs.StringVar(&c.labels.Instance, "instance-label", "", "instance label name of every profile (empty: each profile's own)")
+	c.perProfile = profileLabelsFlag{}
+	fs.Var(c.perProfile, "profile-label", "one profile's label name, PROFILE.KIND=LABEL with KIND model, version or instance (repeatable), e.g. tgi.model=model_name")
+	fs.DurationVar(&c.warmup, "warmup-window", 2*time.Minute, "how long after an instance (re)starts its samples count as warm-up")
+}
+
+// profileLabelsFlag collects --profile-label PROFILE.KIND=LABEL.
+type profileLabelsFlag map[string]profile.Labels
+
+func (f profileLabelsFlag) String() string {
+	var parts []string
+	for name, l := range f {
+		for _, kv := range [][2]string{{"model", l.Model}, {"version", l.Version}, {"instance", l.Instance}} {
+			if kv[1] != "" {
+				parts = append(parts, name+"."+kv[0]+"="+kv[1])
+			}
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+func (f profileLabelsFlag) Set(s string) error {
+	key, label, ok := strings.Cut(s, "=")
+	name, kind, ok2 := strings.Cut(key, ".")
+	if !ok || !ok2 || label == "" {
+		return fmt.Errorf("want PROFILE.KIND=LABEL, e.g. tgi.model=model_name, got %q", s)
+	}
+	if _, err := profile.ByName(name); err != nil {
+		return err
+	}
+	if !prom.ValidLabelName(label) {
+		return fmt.Errorf("%q is not a Prometheus label name", label)
+	}
+	l := f[name]
+	switch kind {
+	case "model":
+		l.Model = label
+	case "version":
+		l.Version = label
+	case "instance":
+		l.Instance = label
+	default:
+		return fmt.Errorf("label kind %q: want model, version or instance", kind)
+	}
+	f[name] = l
+	return nil
 }
 
 // connFlagsHelp lists the connection's flags for a command's help.
@@ -40,11 +91,17 @@ func connFlagsHelp() string {
   --basic-auth-user USER       basic auth; the password from --basic-auth-password-file FILE
   --bearer-token-file FILE     send "Authorization: Bearer <file contents>"
   --profile NAME               metric profile: auto (default), %s
-  --timeout DURATION           per Prometheus request (default 1m)`, strings.Join(profile.Names(), ", "))
+  --timeout DURATION           per Prometheus request (default 1m)
+  --model-label, --version-label, --instance-label NAME
+                               rename a label for every profile (default: each profile's own)
+  --profile-label PROFILE.KIND=LABEL
+                               rename one profile's label, e.g. tgi.model=model_name (repeatable)
+  --warmup-window DURATION     warm-up after an instance (re)starts (default 2m)`, strings.Join(profile.Names(), ", "))
 }
 
-// engine connects to Prometheus and builds the engine the data source would: the profile
-// detected from the metric names (or the named one), warm-up filter at its default window.
+// engine connects to Prometheus and builds the engine the data source would (engine.New): the
+// server of each model detected (or the named profile), the label renames, the warm-up window,
+// the default limits and a history cache.
 func (c *promConn) engine(ctx context.Context) (*engine.Engine, error) {
 	if c.url == "" {
 		return nil, usagef("--prometheus is required")
@@ -57,6 +114,9 @@ func (c *promConn) engine(ctx context.Context) (*engine.Engine, error) {
 	}
 	if c.timeout <= 0 {
 		return nil, usagef("--timeout must be positive")
+	}
+	if c.warmup < 0 || c.warmup > time.Hour {
+		return nil, usagef("--warmup-window must be between 0 and 1h")
 	}
 	header := http.Header{}
 	if c.user != "" {
@@ -83,23 +143,21 @@ func (c *promConn) engine(ctx context.Context) (*engine.Engine, error) {
 	if err != nil {
 		return nil, usagef("--prometheus: %v", err)
 	}
-	names, err := client.LabelValues(ctx, "__name__", nil, time.Time{}, time.Time{})
-	if err != nil {
-		return nil, exitStatus{exitUnavailable, err.Error()}
-	}
-	present := make(map[string]bool, len(names))
-	for _, n := range names {
-		present[n] = true
-	}
-	p, err := profile.Choose(c.profile, names)
+	e, err := engine.New(ctx, engine.Config{
+		Prom: client, Profile: c.profile, Labels: c.labels, PerProfile: c.perProfile,
+		WarmupWindow: c.warmup, Limits: engine.DefaultLimits, History: engine.NewHistoryCache(0),
+	})
 	var undetected *profile.NotDetectedError
+	var bad *engine.ConfigError
 	switch {
+	case errors.As(err, &bad):
+		return nil, usagef("%v", err)
 	case errors.As(err, &undetected):
 		return nil, exitStatus{exitUnavailable, err.Error()}
 	case err != nil:
-		return nil, usagef("--profile: %v", err)
+		return nil, exitStatus{exitUnavailable, err.Error()}
 	}
-	return &engine.Engine{Prom: client, Profile: p, Present: present}, nil
+	return e, nil
 }
 
 // headerTransport adds fixed headers (authentication) to every request.

@@ -107,6 +107,7 @@ Flags:
 	if err != nil {
 		return err
 	}
+	e = e.ForModel(o.Model) // in a fleet, the model's own server
 	r, err := gate.Evaluate(ctx, e, o)
 	if err != nil {
 		return workFailed(err, gate.ErrOptions)

@@ -86,6 +86,7 @@ Flags:
 	if err != nil {
 		return err
 	}
+	e = e.ForModel(o.Model) // in a fleet, the model's own server
 	p := newProgress(stderr, "report", *quiet)
 	p.Step(1, 1, "reading the four layers of "+o.Model)
 	h, err := triage.Health(ctx, e, o)

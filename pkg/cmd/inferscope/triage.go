@@ -109,6 +109,7 @@ Flags:
 	if err != nil {
 		return err
 	}
+	e = e.ForModel(o.Model) // in a fleet, the model's own server
 	p := newProgress(stderr, "triage", *quiet)
 	o.Progress = p.Step
 	r, err := triage.Diagnose(ctx, e, o)

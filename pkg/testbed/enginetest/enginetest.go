@@ -12,12 +12,15 @@ import (
 	"github.com/inferscope/inferscope/pkg/profile"
 	"github.com/inferscope/inferscope/pkg/prom"
 	"github.com/inferscope/inferscope/pkg/testbed"
+	"github.com/inferscope/inferscope/pkg/testbed/expo"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
 )
 
 type config struct {
-	profile   string // "" = the custom naming, its profile detected
-	gpuNaming string // "" = the probe's
+	naming     string // the history's naming; "" = profile's, or custom
+	profile    string // "" = detected per model
+	gpuNaming  string // "" = the probe's
+	perProfile map[string]profile.Labels
 }
 
 // Option changes what Start serves.
@@ -26,7 +29,18 @@ type Option func(*config)
 // Profile serves the history in the named profile's naming (testbed.TSDBOptions.Profile) and
 // takes that profile by name rather than detecting it.
 func Profile(name string) Option {
-	return func(c *config) { c.profile = name }
+	return func(c *config) { c.naming, c.profile = name, name }
+}
+
+// Fleet serves the history in a fleet naming (testbed.TSDBOptions.Profile "fleet", or
+// "fleet-<server>" for one server's part alone) and detects the profile of each model, with
+// the TGI routers' relabelled model label (expo.TGIModelLabel) set for the tgi profile, as a
+// user of that fleet would configure it.
+func Fleet(naming string) Option {
+	return func(c *config) {
+		c.naming, c.profile = naming, ""
+		c.perProfile = map[string]profile.Labels{"tgi": {Model: expo.TGIModelLabel}}
+	}
 }
 
 // GPUNaming serves the GPU series in the named naming (testbed.TSDBOptions.GPUNaming).
@@ -34,39 +48,28 @@ func GPUNaming(name string) Option {
 	return func(c *config) { c.gpuNaming = name }
 }
 
-// Start serves the test bed's history (the custom naming unless Profile says otherwise) in a
-// real Prometheus stopped when the test ends, and returns the engine on it with the scenario
-// behind it. Without Profile the metric profile is detected from the metric names as the data
-// source does it, and a failed detection fails the test. The engine knows which metric names
-// Prometheus has and filters warm-up with the default 2-minute window.
+// Start serves the test bed's history (the custom naming unless Profile or Fleet says
+// otherwise) in a real Prometheus stopped when the test ends, and returns the engine on it with
+// the scenario behind it, built by engine.New as the data source builds it. Without Profile the
+// server of each model is detected, and a failed detection fails the test. The engine knows
+// which metric names Prometheus has and filters warm-up with the default 2-minute window.
 func Start(t testing.TB, opts ...Option) (*engine.Engine, *testbed.Scenario) {
 	t.Helper()
 	var c config
 	for _, o := range opts {
 		o(&c)
 	}
-	dir, s := testbed.TSDBFor(t, testbed.TSDBOptions{Profile: c.profile, GPUNaming: c.gpuNaming})
+	dir, s := testbed.TSDBFor(t, testbed.TSDBOptions{Profile: c.naming, GPUNaming: c.gpuNaming})
 	srv := promtest.Start(t, promtest.Options{DataDir: dir})
 	client, err := prom.New(srv.URL, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	names, err := client.LabelValues(context.Background(), "__name__", nil, time.Time{}, time.Time{})
+	e, err := engine.New(context.Background(), engine.Config{
+		Prom: client, Profile: c.profile, PerProfile: c.perProfile, WarmupWindow: 2 * time.Minute,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var p profile.Profile
-	if c.profile == "" {
-		var det profile.Detection
-		if p, det = profile.Detect(names); !det.Found {
-			t.Fatalf("detected %+v", det)
-		}
-	} else if p, err = profile.ByName(c.profile); err != nil {
-		t.Fatal(err)
-	}
-	present := make(map[string]bool, len(names))
-	for _, n := range names {
-		present[n] = true
-	}
-	return &engine.Engine{Prom: client, Profile: p, Present: present, WarmupWindow: 2 * time.Minute}, s
+	return e, s
 }

@@ -166,7 +166,7 @@ func register(p Profile, err error) {
 	}
 }
 
-// Lookup returns the named profile.
+// Lookup returns the named profile, or a fleet naming (FleetNames).
 func Lookup(name string) (Profile, error) {
 	if err := brokenErr[name]; err != nil {
 		return nil, err
@@ -174,7 +174,10 @@ func Lookup(name string) (Profile, error) {
 	if p, ok := profiles[name]; ok {
 		return p, nil
 	}
-	return nil, fmt.Errorf("unknown profile %q (known: %v)", name, ProfileNames())
+	if p, ok := fleets[name]; ok {
+		return p, nil
+	}
+	return nil, fmt.Errorf("unknown profile %q (known: %v, and the fleets %v)", name, ProfileNames(), FleetNames())
 }
 
 // ProfileNames lists the registered profiles.

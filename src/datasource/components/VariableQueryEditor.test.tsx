@@ -67,6 +67,35 @@ describe('InferscopeVariableSupport', () => {
     expect(requests.map((r) => r.url)).toEqual([url]);
   });
 
+  test("on a fleet a model's text names its server, its value stays the bare name", async () => {
+    setTemplateSrv({ replace: (t: string) => t } as unknown as TemplateSrv);
+    const url = '/api/datasources/uid/ds1/resources/variables?kind=model';
+    installBackend({
+      [url]: {
+        status: 200,
+        body: {
+          kind: 'model',
+          values: ['llama', 'ranker'],
+          options: [
+            { text: 'llama (vllm)', value: 'llama' },
+            { text: 'ranker (custom)', value: 'ranker' },
+          ],
+        },
+      },
+    });
+    const support = new InferscopeVariableSupport({ uid: 'ds1' });
+    const res = await lastValueFrom(
+      support.query({
+        targets: [{ refId: 'V', kind: 'model' }],
+        scopedVars: {},
+      } as unknown as DataQueryRequest<VariableQuery>)
+    );
+    expect(res.data).toEqual([
+      { text: 'llama (vllm)', value: 'llama' },
+      { text: 'ranker (custom)', value: 'ranker' },
+    ]);
+  });
+
   test('a failing backend is an error, not an empty list', async () => {
     setTemplateSrv({ replace: (t: string) => t } as unknown as TemplateSrv);
     installBackend({});

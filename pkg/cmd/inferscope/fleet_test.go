@@ -1,0 +1,52 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/inferscope/inferscope/pkg/testbed"
+	"github.com/inferscope/inferscope/pkg/testbed/expo"
+	"github.com/inferscope/inferscope/pkg/testbed/promtest"
+)
+
+// TestReportAndTriageOnFleet: on one Prometheus holding the five servers, report and triage of a
+// vLLM model answer exactly what they answer on a Prometheus holding the vLLM server alone.
+func TestReportAndTriageOnFleet(t *testing.T) {
+	serve := func(naming string) (string, *testbed.Scenario) {
+		dir, s := testbed.TSDBFor(t, testbed.TSDBOptions{Profile: naming})
+		return promtest.Start(t, promtest.Options{DataDir: dir}).URL, s
+	}
+	fleet, s := serve(expo.FleetName)
+	alone, _ := serve(expo.FleetPart("vllm"))
+	in, _ := s.Incident(testbed.QueueSurge)
+	model := expo.FleetModel("vllm", in.Model)
+	at := in.Start.Add(10 * time.Minute).Format(time.RFC3339)
+	for _, args := range [][]string{
+		{"report", "--model", model, "--at", at, "--json", "--quiet"},
+		{"triage", "--model", model, "--to", at, "--last", "15m", "--json", "--quiet"},
+	} {
+		codeF, outF, errF := runCLI(t, append(args, "--prometheus", fleet)...)
+		codeA, outA, errA := runCLI(t, append(args, "--prometheus", alone)...)
+		if codeF != codeA || outF != outA || len(outA) < 200 {
+			t.Errorf("%s: the fleet answers %d %s\n%.800s\nthe server alone %d %s\n%.800s", args[0], codeF, errF, outF, codeA, errA, outA)
+		}
+	}
+}
+
+// TestConnectionLabelFlags: the label renames and the warm-up window are checked as the data
+// source's settings are.
+func TestConnectionLabelFlags(t *testing.T) {
+	for _, bad := range [][]string{
+		{"--profile-label", "tgi=model_name"},
+		{"--profile-label", "onnx.model=m"},
+		{"--profile-label", "tgi.gpu=g"},
+		{"--profile-label", "tgi.model=model-name"},
+		{"--model-label", "model-name"},
+		{"--warmup-window", "2h"},
+	} {
+		args := append([]string{"report", "--prometheus", "http://127.0.0.1:1", "--model", "m"}, bad...)
+		if code, _, errOut := runCLI(t, args...); code != exitUsage || errOut == "" {
+			t.Errorf("%v: exit %d, %q", bad, code, errOut)
+		}
+	}
+}

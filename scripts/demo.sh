@@ -72,7 +72,7 @@ nodes=(node-a node-b node-c)
 for i in 0 1 2; do
   port=$((probe_port + i))
   log "starting a mock GPU probe (8 A100s) for ${nodes[$i]} on 127.0.0.1:$port"
-  "$bin/inferscope-probe" --mock=dgxa100 --mock.instance="${nodes[$i]}:8000" --mock.end="$end" \
+  "$bin/inferscope-probe" --mock=dgxa100 --mock.instance="${nodes[$i]}:8000" --mock.clock="http://127.0.0.1:$loadgen_port" \
     --web.listen-address="127.0.0.1:$port" >"$work/probe-${nodes[$i]}.log" 2>&1 &
   pids+=($!)
 done

@@ -19,44 +19,24 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxh100"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 
+	"github.com/inferscope/inferscope/pkg/probe/mockclock"
 	"github.com/inferscope/inferscope/pkg/probe/procinfo"
 )
 
 // Systems the mock can play.
 const (
-	DGXA100 = "dgxa100"
-	DGXH100 = "dgxh100"
+	DGXA100 = mockclock.DGXA100
+	DGXH100 = mockclock.DGXH100
 )
 
-// State is what one simulated GPU shows at one instant.
-type State struct {
-	UtilRatio, MemUsedRatio, MemBandwidthRatio float64
-	MemTotalBytes                              uint64 // 0: the mock device's own size
-	TempCelsius, PowerWatts, PowerLimitWatts   float64
-	SMClockMHz, MemClockMHz                    uint32
-	ThrottleReasons                            uint64 // NVML clock-event bitmask
-	ECCCorrected, ECCUncorrected               uint64 // cumulative
-	PCIeReplays                                uint64 // cumulative
-	// XIDs are events near t; the mock delivers each once, when its time has come.
-	XIDs []XID
-	Lost bool
-}
-
-// XID is one XID event.
-type XID struct {
-	At   time.Time
-	Code uint64
-}
-
-// Clock gives the truth of GPU gpu of instance at time t.
-type Clock interface {
-	GPU(instance string, gpu int, t time.Time) State
-}
-
-// ClockFunc adapts a function to Clock.
-type ClockFunc func(instance string, gpu int, t time.Time) State
-
-func (f ClockFunc) GPU(instance string, gpu int, t time.Time) State { return f(instance, gpu, t) }
+// The mock's truth comes from a clock (package mockclock), the small interface a scenario
+// implements; the names are kept here for the mock's callers.
+type (
+	State     = mockclock.State
+	XID       = mockclock.XID
+	Clock     = mockclock.Clock
+	ClockFunc = mockclock.ClockFunc
+)
 
 // Options configures New.
 type Options struct {

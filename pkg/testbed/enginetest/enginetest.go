@@ -13,6 +13,7 @@ import (
 	"github.com/inferscope/inferscope/pkg/prom"
 	"github.com/inferscope/inferscope/pkg/testbed"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
+	"github.com/inferscope/inferscope/pkg/testbed/tbtest"
 )
 
 type config struct {
@@ -45,7 +46,7 @@ func Start(t testing.TB, opts ...Option) (*engine.Engine, *testbed.Scenario) {
 	for _, o := range opts {
 		o(&c)
 	}
-	dir, s := testbed.TSDBFor(t, testbed.TSDBOptions{Profile: c.profile, GPUNaming: c.gpuNaming})
+	dir, s := tbtest.TSDBFor(t, testbed.TSDBOptions{Profile: c.profile, GPUNaming: c.gpuNaming})
 	srv := promtest.Start(t, promtest.Options{DataDir: dir})
 	client, err := prom.New(srv.URL, nil)
 	if err != nil {

@@ -1,6 +1,7 @@
 package deps_test
 
 import (
+	"errors"
 	"os/exec"
 	"strings"
 	"testing"
@@ -24,7 +25,7 @@ func TestShippedBinariesLinkNoTestCode(t *testing.T) {
 			out, err := cmd.Output()
 			if err != nil {
 				var stderr string
-				if ee, ok := err.(*exec.ExitError); ok {
+				if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 					stderr = string(ee.Stderr)
 				}
 				t.Fatalf("go list -deps %s: %v\n%s", pkg, err, stderr)

@@ -155,7 +155,7 @@ func parseFlags(args []string, stderr io.Writer, now time.Time) (config, error) 
 	} else {
 		c.end, err = time.Parse(time.RFC3339, endFlag)
 		if err != nil {
-			return c, usageError{fmt.Errorf("--end must be \"now\" or an RFC 3339 time like 2026-11-23T12:00:00Z: %v", err)}
+			return c, usageError{fmt.Errorf("--end must be \"now\" or an RFC 3339 time like 2026-11-23T12:00:00Z: %w", err)}
 		}
 	}
 	if c.historyDays < 1 || c.historyDays > 60 {

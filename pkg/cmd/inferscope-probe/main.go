@@ -84,64 +84,25 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func([]net.
 	logCfg.Writer = stderr
 	logger := promslog.New(logCfg)
 
-	if *interval < 100*time.Millisecond {
-		fmt.Fprintf(stderr, "inferscope-probe: --collect.interval %s is too short (minimum 100ms)\n", *interval)
+	if err := checkFlags(*interval, *metricsPath, *webFlags.WebConfigFile, *mockGPUs); err != nil {
+		fmt.Fprintf(stderr, "inferscope-probe: %v\n", err)
 		return 2
-	}
-	if !strings.HasPrefix(*metricsPath, "/") {
-		fmt.Fprintf(stderr, "inferscope-probe: --web.telemetry-path must start with /\n")
-		return 2
-	}
-	if *webFlags.WebConfigFile != "" {
-		if err := web.Validate(*webFlags.WebConfigFile); err != nil {
-			fmt.Fprintf(stderr, "inferscope-probe: --web.config.file: %v\n", err)
-			return 2
-		}
 	}
 	host := *hostname
 	if host == "" {
 		host = os.Getenv("NODE_NAME")
-	}
-	if *mockGPUs < 1 || *mockGPUs > 1024 {
-		fmt.Fprintf(stderr, "inferscope-probe: --mock.gpus must be between 1 and 1024\n")
-		return 2
 	}
 
 	cfg := probe.Config{
 		Interval: *interval, Naming: promexport.Naming(*naming), Version: version,
 		MetricsPath: *metricsPath, Logger: logger,
 	}
-	if *mock != "" {
-		sys, instance, code := mockSystem(ctx, *mock, *mockInstance, *mockClockURL, *mockGPUs, logger, stderr)
-		if code != 0 {
-			return code
-		}
-		if host == "" {
-			host = node(instance) // the scenario's node, as its recorded history names it
-		}
-		cfg.Mock = *mock
-		cfg.Open = func() (gpu.Library, error) { return nvmlgpu.Open(sys) }
-		cfg.Owners = mockgpu.Owners{Instance: instance}
-		logger.Info("simulating GPUs; no NVML is read", "system", *mock, "instance", instance, "gpus", *mockGPUs, "clock", *mockClockURL)
-	} else {
-		var opts []nvml.LibraryOption
-		if *nvmlLibrary != "" {
-			opts = append(opts, nvml.WithLibraryPath(*nvmlLibrary))
-		}
-		lib := nvml.New(opts...)
-		cfg.Open = func() (gpu.Library, error) {
-			l, err := nvmlgpu.Open(lib)
-			if err != nil {
-				return nil, err
-			}
-			if missing := l.Missing(); len(missing) > 0 {
-				logger.Info("the installed NVML lacks some functions; their series are omitted", "missing", strings.Join(missing, ","))
-			}
-			return l, nil
-		}
-		cfg.Owners = procinfo.New(*procfs, *logsPath)
+	if code := configureGPUs(ctx, &cfg, &host, gpuFlags{
+		mock: *mock, mockInstance: *mockInstance, mockClock: *mockClockURL, mockGPUs: *mockGPUs,
+		nvmlLibrary: *nvmlLibrary, procfs: *procfs, logsPath: *logsPath,
+	}, logger, stderr); code != 0 {
+		return code
 	}
-
 	if host == "" {
 		host, _ = os.Hostname()
 	}
@@ -165,6 +126,69 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func([]net.
 	}
 	defer p.Close()
 	return serve(ctx, p, webFlags, logger, ready)
+}
+
+// checkFlags rejects flag values the probe cannot run with (a usage error).
+func checkFlags(interval time.Duration, metricsPath, webConfig string, mockGPUs int) error {
+	if interval < 100*time.Millisecond {
+		return fmt.Errorf("--collect.interval %s is too short (minimum 100ms)", interval)
+	}
+	if !strings.HasPrefix(metricsPath, "/") {
+		return errors.New("--web.telemetry-path must start with /")
+	}
+	if webConfig != "" {
+		if err := web.Validate(webConfig); err != nil {
+			return fmt.Errorf("--web.config.file: %w", err)
+		}
+	}
+	if mockGPUs < 1 || mockGPUs > 1024 {
+		return errors.New("--mock.gpus must be between 1 and 1024")
+	}
+	return nil
+}
+
+// gpuFlags are the flags that choose where GPU readings come from.
+type gpuFlags struct {
+	mock, mockInstance, mockClock string
+	mockGPUs                      int
+	nvmlLibrary, procfs, logsPath string
+}
+
+// configureGPUs sets cfg's library and process owners: simulated GPUs following the scenario
+// clock (--mock), or NVML. It names the mock's scenario node as host when none is set, and
+// returns a non-zero exit code on failure.
+func configureGPUs(ctx context.Context, cfg *probe.Config, host *string, f gpuFlags, logger *slog.Logger, stderr io.Writer) int {
+	if f.mock != "" {
+		sys, instance, code := mockSystem(ctx, f.mock, f.mockInstance, f.mockClock, f.mockGPUs, logger, stderr)
+		if code != 0 {
+			return code
+		}
+		if *host == "" {
+			*host = node(instance) // the scenario's node, as its recorded history names it
+		}
+		cfg.Mock = f.mock
+		cfg.Open = func() (gpu.Library, error) { return nvmlgpu.Open(sys) }
+		cfg.Owners = mockgpu.Owners{Instance: instance}
+		logger.Info("simulating GPUs; no NVML is read", "system", f.mock, "instance", instance, "gpus", f.mockGPUs, "clock", f.mockClock)
+	} else {
+		var opts []nvml.LibraryOption
+		if f.nvmlLibrary != "" {
+			opts = append(opts, nvml.WithLibraryPath(f.nvmlLibrary))
+		}
+		lib := nvml.New(opts...)
+		cfg.Open = func() (gpu.Library, error) {
+			l, err := nvmlgpu.Open(lib)
+			if err != nil {
+				return nil, err
+			}
+			if missing := l.Missing(); len(missing) > 0 {
+				logger.Info("the installed NVML lacks some functions; their series are omitted", "missing", strings.Join(missing, ","))
+			}
+			return l, nil
+		}
+		cfg.Owners = procinfo.New(f.procfs, f.logsPath)
+	}
+	return 0
 }
 
 // mockSystem builds the simulated GPUs, following the scenario clock served at clockURL. An

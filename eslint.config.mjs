@@ -36,4 +36,19 @@ export default defineConfig([
     ],
   },
   ...baseConfig,
+  {
+    // A component or function that outgrows this is cut along its seams (one hook per request,
+    // one component per section), as the Go side's funlen limit asks of functions.
+    files: ['src/**/*.{ts,tsx}'],
+    ignores: ['src/**/*.test.{ts,tsx}'],
+    rules: {
+      'max-lines-per-function': ['error', { max: 150, skipBlankLines: true, skipComments: true }],
+    },
+  },
+  {
+    // Temporary: the query editor is being regenerated from the query-type registry (issue 11,
+    // item 4); remove this entry once it fits.
+    files: ['src/datasource/components/QueryEditor.tsx'],
+    rules: { 'max-lines-per-function': 'off' },
+  },
 ]);

@@ -107,7 +107,7 @@ for i in 0 1 2; do
   port=$((probe_port + i))
   log "starting a mock GPU probe (8 A100s) for ${nodes[$i]} on 127.0.0.1:$port"
   start "the ${nodes[$i]} probe" "$bin/inferscope-probe" --mock=dgxa100 --mock.instance="${nodes[$i]}:8000" \
-    --mock.end="$end" --web.listen-address="127.0.0.1:$port" >"$work/probe-${nodes[$i]}.log" 2>&1
+    --mock.clock="http://127.0.0.1:$loadgen_port" --web.listen-address="127.0.0.1:$port" >"$work/probe-${nodes[$i]}.log" 2>&1
 done
 
 sed -e "s/loadgen:9400/127.0.0.1:$loadgen_port/" \

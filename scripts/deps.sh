@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the demo and the tests need and that a fresh machine may lack:
-# Prometheus and Alertmanager (Debian packages), the npm packages (npm ci) and the Go modules.
+# Prometheus and Alertmanager (Debian packages), the npm packages (npm ci), the Go modules and
+# golangci-lint (a pinned version, built once into the user cache; `deps.sh lint` prints its path).
 # Safe to run again: each step is skipped when already done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -53,9 +54,21 @@ go_install() {
   go mod download
 }
 
+# golangci-lint is built from source through the Go module proxy, outside this module (the main
+# go.mod stays lean), into a cache keyed by its version: minutes the first time, then nothing.
+GOLANGCI_LINT_VERSION=v2.15.0
+golangci_lint="${INFERSCOPE_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/inferscope-tools}/golangci-lint-$GOLANGCI_LINT_VERSION/bin/golangci-lint"
+
+lint_install() {
+  [ -x "$golangci_lint" ] && return 0
+  log "building golangci-lint $GOLANGCI_LINT_VERSION into $(dirname "$golangci_lint") (once; a few minutes)"
+  (cd / && GOBIN="$(dirname "$golangci_lint")" GOFLAGS= go install "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$GOLANGCI_LINT_VERSION")
+}
+
 what="${1:-all}"
 case "$what" in
-  all) apt_install; go_install; npm_install ;;
-  go) apt_install; go_install ;;
-  *) echo "usage: $0 [all|go]" >&2; exit 2 ;;
+  all) apt_install; go_install; npm_install; lint_install ;;
+  go) apt_install; go_install; lint_install ;;
+  lint) lint_install; printf '%s\n' "$golangci_lint" ;;
+  *) echo "usage: $0 [all|go|lint]" >&2; exit 2 ;;
 esac

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of the project, the way CI does:
 #   frontend type-check, lint, Jest and build; the plugin's binaries and the release zip;
-#   go vet; all Go tests with the race detector (unit, integration against a real Prometheus and
+#   go vet and golangci-lint (.golangci.yml: layering, error wrapping, function length); all Go tests with the race detector (unit, integration against a real Prometheus and
 #   Alertmanager, the gRPC plugin-protocol test, the zip checks); short fuzzing runs.
 # Installs what is missing first (scripts/deps.sh). Exits non-zero on the first failing step.
 set -euo pipefail
@@ -25,6 +25,9 @@ zip_file=$(ls -t inferscope-monitor-app-*.zip | head -n1)
 
 step "go vet"
 go vet ./pkg/...
+
+step "golangci-lint (.golangci.yml: the layering rules, errorlint, funlen)"
+"$(bash scripts/deps.sh lint)" run ./pkg/...
 
 step "fuzzing (short runs; the seed corpus also runs in the tests below)"
 go test -run '^$' -fuzz '^FuzzQuote$' -fuzztime 15s ./pkg/prom

@@ -3,6 +3,7 @@ package alerting
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -281,7 +282,7 @@ func TestRecordOnlyMuteTimingMatchesAPIModel(t *testing.T) {
 }
 
 func TestGrafanaRenderingNeedsDatasource(t *testing.T) {
-	if _, err := GrafanaRules(Defaults(), 1); err != ErrNoDatasource {
+	if _, err := GrafanaRules(Defaults(), 1); !errors.Is(err, ErrNoDatasource) {
 		t.Fatalf("got %v, want ErrNoDatasource", err)
 	}
 }

@@ -19,9 +19,10 @@ import (
 
 	"github.com/inferscope/inferscope/pkg/datasource"
 	"github.com/inferscope/inferscope/pkg/plugintest"
-	"github.com/inferscope/inferscope/pkg/probe/probetest"
 	"github.com/inferscope/inferscope/pkg/testbed"
+	"github.com/inferscope/inferscope/pkg/testbed/probetest"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
+	"github.com/inferscope/inferscope/pkg/testbed/tbtest"
 )
 
 func TestMain(m *testing.M) {
@@ -118,7 +119,7 @@ func TestEveryPanelReturnsData(t *testing.T) {
 		t.Skip("builds and runs the plugin executable")
 	}
 	d := overview(t)
-	dir, s := testbed.TSDB(t)
+	dir, s := tbtest.TSDB(t)
 	srv := promtest.Start(t, promtest.Options{DataDir: dir})
 	end := s.End()
 	from, to := end.Add(-19*time.Hour), end.Add(-10*time.Hour)

@@ -13,6 +13,7 @@ import (
 	"github.com/inferscope/inferscope/pkg/backtest"
 	"github.com/inferscope/inferscope/pkg/testbed"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
+	"github.com/inferscope/inferscope/pkg/testbed/tbtest"
 )
 
 func postBacktest(t *testing.T, d *Datasource, body string) (int, backtest.Report, string) {
@@ -47,7 +48,7 @@ const backtestWeek = `{"from":"2026-11-16T12:00:00Z","to":"2026-11-23T12:00:00Z"
 // and the canary the one deploy; the answer is recorded for the Alert rules page's tests. Bad
 // requests answer 400, an unreachable Prometheus 502.
 func TestBacktestResource(t *testing.T) {
-	dir, _ := testbed.TSDB(t)
+	dir, _ := tbtest.TSDB(t)
 	srv := promtest.Start(t, promtest.Options{DataDir: dir})
 	d := newTestDS(t, instanceSettings(t, srv.URL, nil, nil))
 

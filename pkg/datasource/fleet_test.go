@@ -15,6 +15,7 @@ import (
 
 	"github.com/inferscope/inferscope/pkg/plugintest"
 	"github.com/inferscope/inferscope/pkg/testbed"
+	"github.com/inferscope/inferscope/pkg/testbed/tbtest"
 	"github.com/inferscope/inferscope/pkg/testbed/expo"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
 )
@@ -25,7 +26,7 @@ var fleetSettings = map[string]any{"profileLabels": map[string]any{"tgi": map[st
 
 func fleetContext(t *testing.T, naming string, jsonData map[string]any) (*pluginv2.PluginContext, *testbed.Scenario) {
 	t.Helper()
-	dir, s := testbed.TSDBFor(t, testbed.TSDBOptions{Profile: naming})
+	dir, s := tbtest.TSDBFor(t, testbed.TSDBOptions{Profile: naming})
 	srv := promtest.Start(t, promtest.Options{DataDir: dir})
 	settings := instanceSettings(t, srv.URL, jsonData, nil)
 	settings.UID = "fleet-" + naming

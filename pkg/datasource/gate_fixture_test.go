@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/inferscope/inferscope/pkg/gate"
-	"github.com/inferscope/inferscope/pkg/testbed"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
+	"github.com/inferscope/inferscope/pkg/testbed/tbtest"
 )
 
 // TestGateRecordedAnswersAreCurrent keeps the Release gate page's recorded answers
@@ -17,7 +17,7 @@ import (
 // 15 %-slower recsys canary (fail) and the embedder canary (pass), asked as the page asks
 // (statusCodes=false). INFERSCOPE_UPDATE_FIXTURES=1 rewrites them.
 func TestGateRecordedAnswersAreCurrent(t *testing.T) {
-	dir, _ := testbed.TSDB(t)
+	dir, _ := tbtest.TSDB(t)
 	srv := promtest.Start(t, promtest.Options{DataDir: dir})
 	d := newTestDS(t, instanceSettings(t, srv.URL, nil, nil))
 	page := url.Values{"window": {"2h"}, "latencyThreshold": {"10%"}, "memoryThreshold": {"5%"}, "statusCodes": {"false"}}

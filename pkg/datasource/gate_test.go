@@ -13,6 +13,7 @@ import (
 	"github.com/inferscope/inferscope/pkg/gate"
 	"github.com/inferscope/inferscope/pkg/testbed"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
+	"github.com/inferscope/inferscope/pkg/testbed/tbtest"
 )
 
 // gateQuery is the resource URL for the test bed's canaries, ending at the history's end.
@@ -44,7 +45,7 @@ func latencyChange(t *testing.T, r gate.Report, name string) float64 {
 // 2 %-faster embedder canary 200, a window before the recsys canary existed 409; statusCodes=false
 // answers 200 with the same verdict; bad parameters 400.
 func TestGateResource(t *testing.T) {
-	dir, _ := testbed.TSDB(t)
+	dir, _ := tbtest.TSDB(t)
 	srv := promtest.Start(t, promtest.Options{DataDir: dir})
 	d := newTestDS(t, instanceSettings(t, srv.URL, nil, nil))
 

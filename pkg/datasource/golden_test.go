@@ -20,6 +20,7 @@ import (
 
 	"github.com/inferscope/inferscope/pkg/plugintest"
 	"github.com/inferscope/inferscope/pkg/testbed"
+	"github.com/inferscope/inferscope/pkg/testbed/tbtest"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
 )
 
@@ -85,7 +86,7 @@ func TestGoldenFrames(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the plugin executable")
 	}
-	dir, s := testbed.TSDB(t)
+	dir, s := tbtest.TSDB(t)
 	srv := promtest.Start(t, promtest.Options{DataDir: dir})
 	p := plugintest.Start(t, plugintest.Binary(t, protocolVersion))
 	pc := plugintest.PluginContext(PluginID, instanceSettings(t, srv.URL, nil, nil))

@@ -12,8 +12,8 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/inferscope/inferscope/pkg/plugintest"
-	"github.com/inferscope/inferscope/pkg/probe/probetest"
 	"github.com/inferscope/inferscope/pkg/testbed"
+	"github.com/inferscope/inferscope/pkg/testbed/probetest"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
 )
 

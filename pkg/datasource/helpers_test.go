@@ -30,6 +30,7 @@ import (
 	"github.com/inferscope/inferscope/pkg/plugintest"
 	"github.com/inferscope/inferscope/pkg/testbed"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
+	"github.com/inferscope/inferscope/pkg/testbed/tbtest"
 )
 
 // dataStart is where the synthetic history of startPromWithCounters begins.
@@ -123,7 +124,7 @@ func startPluginOnBed(t *testing.T, jsonData map[string]any) (*plugintest.Plugin
 	if testing.Short() {
 		t.Skip("builds and runs the plugin executable")
 	}
-	dir, s := testbed.TSDB(t)
+	dir, s := tbtest.TSDB(t)
 	srv := promtest.Start(t, promtest.Options{DataDir: dir})
 	p := plugintest.Start(t, plugintest.Binary(t, protocolVersion))
 	return p, plugintest.PluginContext(PluginID, instanceSettings(t, srv.URL, jsonData, nil)), s

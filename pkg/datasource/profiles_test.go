@@ -12,6 +12,7 @@ import (
 	"github.com/inferscope/inferscope/pkg/testbed"
 	"github.com/inferscope/inferscope/pkg/testbed/expo"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
+	"github.com/inferscope/inferscope/pkg/testbed/tbtest"
 )
 
 // TestEngineEveryProfileOverGRPC runs every engine query type through the plugin over gRPC for
@@ -79,7 +80,7 @@ func TestEngineEveryProfileOverGRPC(t *testing.T) {
 	types := []string{"latency", "split", "jitter", "baseline", "throughput", "errors"}
 	for _, c := range cases {
 		t.Run(c.profile, func(t *testing.T) {
-			dir, s := testbed.TSDBFor(t, testbed.TSDBOptions{Profile: c.profile})
+			dir, s := tbtest.TSDBFor(t, testbed.TSDBOptions{Profile: c.profile})
 			srv := promtest.Start(t, promtest.Options{DataDir: dir})
 			settings := instanceSettings(t, srv.URL, c.settings, nil)
 			settings.UID = "profile-" + c.profile

@@ -10,13 +10,14 @@ import (
 	"github.com/inferscope/inferscope/pkg/plugintest"
 	"github.com/inferscope/inferscope/pkg/testbed"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
+	"github.com/inferscope/inferscope/pkg/testbed/tbtest"
 )
 
 // BenchmarkQueryDataOverGRPC measures what Grafana's plugin protocol adds to a query: the same
 // requests answered by a direct call of QueryData and by the built plugin over gRPC, on one
 // Prometheus with the test bed's history. Compare the sub-benchmarks of one run.
 func BenchmarkQueryDataOverGRPC(b *testing.B) {
-	dir, _ := testbed.TSDB(b)
+	dir, _ := tbtest.TSDB(b)
 	srv := promtest.Start(b, promtest.Options{DataDir: dir})
 	settings := instanceSettings(b, srv.URL, nil, nil)
 	direct := newTestDS(b, settings)

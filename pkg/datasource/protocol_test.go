@@ -18,6 +18,7 @@ import (
 	"github.com/inferscope/inferscope/pkg/plugintest"
 	"github.com/inferscope/inferscope/pkg/testbed"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
+	"github.com/inferscope/inferscope/pkg/testbed/tbtest"
 )
 
 const protocolVersion = "protocol-test"
@@ -30,7 +31,7 @@ func TestProtocol(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the plugin executable")
 	}
-	dir, s := testbed.TSDB(t)
+	dir, s := tbtest.TSDB(t)
 	srv := promtest.Start(t, promtest.Options{DataDir: dir})
 	p := plugintest.Start(t, plugintest.Binary(t, protocolVersion))
 	ctx := context.Background()

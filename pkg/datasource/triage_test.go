@@ -13,6 +13,7 @@ import (
 
 	"github.com/inferscope/inferscope/pkg/testbed"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
+	"github.com/inferscope/inferscope/pkg/testbed/tbtest"
 	"github.com/inferscope/inferscope/pkg/triage"
 )
 
@@ -45,7 +46,7 @@ func callTriage(t *testing.T, d *Datasource, query string) (int, triage.Report, 
 // TestTriageResource: the queue surge is diagnosed as queue-dominated on node-a; bad options
 // answer 400, an unreachable Prometheus 502, refused credentials 401.
 func TestTriageResource(t *testing.T) {
-	dir, _ := testbed.TSDB(t)
+	dir, _ := tbtest.TSDB(t)
 	srv := promtest.Start(t, promtest.Options{DataDir: dir})
 	d := newTestDS(t, instanceSettings(t, srv.URL, nil, nil))
 
@@ -94,7 +95,7 @@ func TestTriageResource(t *testing.T) {
 // TestTriageResourceRecordedAnswerIsCurrent keeps the Triage page's recorded answers (the queue
 // surge by model, the GPU idle incident by node and GPU) equal to what the data source answers.
 func TestTriageResourceRecordedAnswerIsCurrent(t *testing.T) {
-	dir, _ := testbed.TSDB(t)
+	dir, _ := tbtest.TSDB(t)
 	srv := promtest.Start(t, promtest.Options{DataDir: dir})
 	d := newTestDS(t, instanceSettings(t, srv.URL, nil, nil))
 	for file, query := range map[string]string{"triage.json": surgeTriageQuery(nil), "triage-node.json": idleNodeTriageQuery()} {

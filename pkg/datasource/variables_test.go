@@ -12,8 +12,8 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
-	"github.com/inferscope/inferscope/pkg/testbed"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
+	"github.com/inferscope/inferscope/pkg/testbed/tbtest"
 )
 
 // getVariables calls the resource as Grafana does: the path alone in Path, the query string in URL.
@@ -40,7 +40,7 @@ func getVariables(t *testing.T, d *Datasource, query string) (int, variablesAnsw
 // TestVariablesResource lists the test bed's models, versions, instances and GPUs from a real
 // Prometheus and checks them against the scenario's fleet, chained filters included.
 func TestVariablesResource(t *testing.T) {
-	dir, s := testbed.TSDB(t)
+	dir, s := tbtest.TSDB(t)
 	srv := promtest.Start(t, promtest.Options{DataDir: dir})
 	d := newTestDS(t, instanceSettings(t, srv.URL, map[string]any{}, nil))
 	window := fmt.Sprintf("&from=%d&to=%d", s.End().Add(-24*time.Hour).UnixMilli(), s.End().UnixMilli())

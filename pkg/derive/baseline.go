@@ -173,18 +173,7 @@ func Baseline(history Series, out []int64, opt BaselineOptions) (BaselineResult,
 		Status: make([]Status, n), Reason: make([]BaselineReason, n),
 	}
 	ht, hv := history.T, history.V
-	sum := make([]float64, len(hv)+1)
-	cnt := make([]int32, len(hv)+1)
-	for i, v := range hv {
-		sum[i+1], cnt[i+1] = sum[i], cnt[i]
-		if !math.IsNaN(v) {
-			sum[i+1] += v
-			cnt[i+1]++
-		}
-	}
-	dayMs, win := day.Milliseconds(), opt.Window.Milliseconds()
-	lo := make([]int, opt.Days) // first index with T >= window start
-	hi := make([]int, opt.Days) // first index with T > window end
+	windows := newDayWindows(history, opt.Days, opt.Window)
 	means := make([]float64, 0, opt.Days)
 	cur, lastValid := 0, -1 // cur: first index with T > t
 	runStart, inRun := int64(0), false
@@ -205,41 +194,10 @@ func Baseline(history Series, out []int64, opt BaselineOptions) (BaselineResult,
 		}
 		res.Current[j] = current
 
-		// Day-means.
-		means = means[:0]
-		for d := 0; d < opt.Days; d++ {
-			center := t - int64(d+1)*dayMs
-			from, to := center-win, center+win
-			for lo[d] < len(ht) && ht[lo[d]] < from {
-				lo[d]++
-			}
-			if hi[d] < lo[d] {
-				hi[d] = lo[d]
-			}
-			for hi[d] < len(ht) && ht[hi[d]] <= to {
-				hi[d]++
-			}
-			if c := cnt[hi[d]] - cnt[lo[d]]; c > 0 {
-				means = append(means, (sum[hi[d]]-sum[lo[d]])/float64(c))
-			}
-		}
+		means = windows.means(t, means[:0])
 		k := len(means)
 		res.Days[j] = k
-		mean, std := math.NaN(), math.NaN()
-		if k > 0 {
-			s := 0.0
-			for _, m := range means {
-				s += m
-			}
-			mean = s / float64(k)
-		}
-		if k > 1 {
-			ss := 0.0
-			for _, m := range means {
-				ss += (m - mean) * (m - mean)
-			}
-			std = math.Sqrt(ss / float64(k-1))
-		}
+		mean, std := meanStd(means)
 		res.Mean[j], res.Std[j] = mean, std
 		ratio, z := math.NaN(), math.NaN()
 		if mean != 0 && !math.IsNaN(mean) && !math.IsNaN(current) {
@@ -250,14 +208,7 @@ func Baseline(history Series, out []int64, opt BaselineOptions) (BaselineResult,
 		}
 		res.Ratio[j], res.Z[j] = ratio, z
 
-		switch {
-		case math.IsNaN(current):
-			res.Reason[j] = ReasonNoCurrent
-		case k < opt.MinDays:
-			res.Reason[j] = ReasonFewDays
-		case mean == 0:
-			res.Reason[j] = ReasonZeroBaseline
-		}
+		res.Reason[j] = unjudged(current, k, mean, opt.MinDays)
 		judged := res.Reason[j] == ReasonNone
 		if judged && ratio > opt.P1Ratio {
 			if !inRun {
@@ -274,4 +225,87 @@ func Baseline(history Series, out []int64, opt BaselineOptions) (BaselineResult,
 		}
 	}
 	return res, nil
+}
+
+// dayWindows finds the mean of each previous day's window around an output time: prefix sums
+// of the non-NaN history values and counts, and per day two pointers that only move forward,
+// so each window costs O(1) over ascending output times.
+type dayWindows struct {
+	t          []int64
+	sum        []float64
+	cnt        []int32
+	lo, hi     []int // per day: first index with T >= window start, first with T > window end
+	dayMs, win int64
+}
+
+func newDayWindows(h Series, days int, window time.Duration) *dayWindows {
+	w := &dayWindows{
+		t: h.T, sum: make([]float64, len(h.V)+1), cnt: make([]int32, len(h.V)+1),
+		lo: make([]int, days), hi: make([]int, days),
+		dayMs: day.Milliseconds(), win: window.Milliseconds(),
+	}
+	for i, v := range h.V {
+		w.sum[i+1], w.cnt[i+1] = w.sum[i], w.cnt[i]
+		if !math.IsNaN(v) {
+			w.sum[i+1] += v
+			w.cnt[i+1]++
+		}
+	}
+	return w
+}
+
+// means appends to into the mean of every previous day whose window around t holds a sample.
+func (w *dayWindows) means(t int64, into []float64) []float64 {
+	for d := range w.lo {
+		center := t - int64(d+1)*w.dayMs
+		from, to := center-w.win, center+w.win
+		for w.lo[d] < len(w.t) && w.t[w.lo[d]] < from {
+			w.lo[d]++
+		}
+		if w.hi[d] < w.lo[d] {
+			w.hi[d] = w.lo[d]
+		}
+		for w.hi[d] < len(w.t) && w.t[w.hi[d]] <= to {
+			w.hi[d]++
+		}
+		if c := w.cnt[w.hi[d]] - w.cnt[w.lo[d]]; c > 0 {
+			into = append(into, (w.sum[w.hi[d]]-w.sum[w.lo[d]])/float64(c))
+		}
+	}
+	return into
+}
+
+// meanStd is the plain mean of the day-means (NaN for none) and their sample standard
+// deviation (n−1; NaN below two).
+func meanStd(means []float64) (mean, std float64) {
+	mean, std = math.NaN(), math.NaN()
+	k := len(means)
+	if k > 0 {
+		s := 0.0
+		for _, m := range means {
+			s += m
+		}
+		mean = s / float64(k)
+	}
+	if k > 1 {
+		ss := 0.0
+		for _, m := range means {
+			ss += (m - mean) * (m - mean)
+		}
+		std = math.Sqrt(ss / float64(k-1))
+	}
+	return mean, std
+}
+
+// unjudged says why a point is not judged, or ReasonNone.
+func unjudged(current float64, days int, mean float64, minDays int) BaselineReason {
+	switch {
+	case math.IsNaN(current):
+		return ReasonNoCurrent
+	case days < minDays:
+		return ReasonFewDays
+	case mean == 0:
+		return ReasonZeroBaseline
+	}
+	return ReasonNone
 }

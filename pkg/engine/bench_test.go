@@ -17,6 +17,7 @@ import (
 	"github.com/inferscope/inferscope/pkg/prom"
 	"github.com/inferscope/inferscope/pkg/testbed"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
+	"github.com/inferscope/inferscope/pkg/testbed/tbtest"
 )
 
 // Benchmarks on the test bed's real Prometheus; docs/benchmarks.md records a run. Absolute
@@ -101,7 +102,7 @@ type benchBed struct {
 
 func startBenchBed(b *testing.B) benchBed {
 	b.Helper()
-	dir, s := testbed.TSDB(b)
+	dir, s := tbtest.TSDB(b)
 	srv := promtest.Start(b, promtest.Options{DataDir: dir})
 	ct := &countingTransport{}
 	c, err := prom.New(srv.URL, &http.Client{Transport: ct})

@@ -13,6 +13,7 @@ import (
 	"github.com/inferscope/inferscope/pkg/prom"
 	"github.com/inferscope/inferscope/pkg/testbed"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
+	"github.com/inferscope/inferscope/pkg/testbed/tbtest"
 )
 
 // The service types' `by` field: version (the default) or instance; anything else is named.
@@ -321,7 +322,7 @@ func TestBaselineAndErrorsByInstance(t *testing.T) {
 func TestByInstanceEveryProfile(t *testing.T) {
 	for _, name := range []string{"vllm", "triton", "torchserve"} {
 		t.Run(name, func(t *testing.T) {
-			dir, s := testbed.TSDBFor(t, testbed.TSDBOptions{Profile: name})
+			dir, s := tbtest.TSDBFor(t, testbed.TSDBOptions{Profile: name})
 			srv := promtest.Start(t, promtest.Options{DataDir: dir})
 			c, err := prom.New(srv.URL, nil)
 			if err != nil {

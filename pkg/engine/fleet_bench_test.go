@@ -13,6 +13,7 @@ import (
 	"github.com/inferscope/inferscope/pkg/profile"
 	"github.com/inferscope/inferscope/pkg/prom"
 	"github.com/inferscope/inferscope/pkg/testbed"
+	"github.com/inferscope/inferscope/pkg/testbed/tbtest"
 	"github.com/inferscope/inferscope/pkg/testbed/expo"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
 )
@@ -51,7 +52,7 @@ type benchEngine struct {
 
 func benchStart(b *testing.B, naming string) benchEngine {
 	b.Helper()
-	dir, _ := testbed.TSDBFor(b, testbed.TSDBOptions{Profile: naming})
+	dir, _ := tbtest.TSDBFor(b, testbed.TSDBOptions{Profile: naming})
 	srv := promtest.Start(b, promtest.Options{DataDir: dir})
 	rt := &roundTrips{}
 	c, err := prom.New(srv.URL, &http.Client{Transport: rt})

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferscope/inferscope/pkg/probe/probetest"
 	"github.com/inferscope/inferscope/pkg/prom"
 	"github.com/inferscope/inferscope/pkg/testbed"
+	"github.com/inferscope/inferscope/pkg/testbed/probetest"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
 )
 

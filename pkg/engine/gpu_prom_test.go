@@ -13,6 +13,7 @@ import (
 	"github.com/inferscope/inferscope/pkg/prom"
 	"github.com/inferscope/inferscope/pkg/testbed"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
+	"github.com/inferscope/inferscope/pkg/testbed/tbtest"
 )
 
 // The GPU types against a real Prometheus serving the test bed's history, whose GPU series were
@@ -27,7 +28,7 @@ type gpuBed struct {
 
 func startGPUBed(t *testing.T, o testbed.TSDBOptions, wantProfile string) *gpuBed {
 	t.Helper()
-	dir, s := testbed.TSDBFor(t, o)
+	dir, s := tbtest.TSDBFor(t, o)
 	srv := promtest.Start(t, promtest.Options{DataDir: dir})
 	c, err := prom.New(srv.URL, nil)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/inferscope/inferscope/pkg/prom"
 	"github.com/inferscope/inferscope/pkg/testbed"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
+	"github.com/inferscope/inferscope/pkg/testbed/tbtest"
 )
 
 // The test bed's history is sampled every minute; every query here uses the default 5-minute
@@ -33,7 +34,7 @@ type bed struct {
 
 func startBed(t *testing.T) bed {
 	t.Helper()
-	dir, s := testbed.TSDB(t)
+	dir, s := tbtest.TSDB(t)
 	srv := promtest.Start(t, promtest.Options{DataDir: dir})
 	c, err := prom.New(srv.URL, nil)
 	if err != nil {

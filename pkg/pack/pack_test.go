@@ -45,7 +45,7 @@ func tinyExecutable(t *testing.T) []byte {
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off", "GOFLAGS=-mod=mod")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			tinyErr = fmt.Errorf("go build: %v\n%s", err, out)
+			tinyErr = fmt.Errorf("go build: %w\n%s", err, out)
 			return
 		}
 		tinyExe, tinyErr = os.ReadFile(filepath.Join(dir, "tiny"))

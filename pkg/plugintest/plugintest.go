@@ -67,7 +67,7 @@ func Binary(t testing.TB, version string) string {
 		cmd.Dir = root
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build ./pkg: %v\n%s", err, out)
+			buildErr = fmt.Errorf("go build ./pkg: %w\n%s", err, out)
 		}
 	})
 	if buildErr != nil {

@@ -30,6 +30,7 @@ import (
 	"github.com/inferscope/inferscope/pkg/probe/server"
 	"github.com/inferscope/inferscope/pkg/probe/snapshot"
 	"github.com/inferscope/inferscope/pkg/testbed"
+	"github.com/inferscope/inferscope/pkg/testbed/gpuclock"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
 )
 
@@ -79,7 +80,7 @@ func newRig(t testing.TB, o rigOptions) *rig {
 		poll, wait = 250*time.Millisecond, 500*time.Millisecond
 	}
 	sys, err := mockgpu.New(mockgpu.Options{
-		System: mockgpu.DGXA100, Clock: mockgpu.FromScenario(scenario, mockgpu.DGXA100), Instance: o.instance,
+		System: mockgpu.DGXA100, Clock: gpuclock.FromScenario(scenario, mockgpu.DGXA100), Instance: o.instance,
 		GPUs: o.gpus, Now: now, EventPoll: poll,
 	})
 	if err != nil {

@@ -158,7 +158,7 @@ func networkReason(err error) string {
 // method, leaving the reason.
 func innermost(err error) error {
 	for {
-		switch e := err.(type) {
+		switch e := err.(type) { //nolint:errorlint // peels the outermost wrappers one at a time, on purpose
 		case *url.Error:
 			err = e.Err
 		case *net.OpError:

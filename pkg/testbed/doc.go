@@ -238,9 +238,10 @@
 //
 // # TSDB for tests
 //
-// TSDBFor(t, TSDBOptions{Profile, GPUNaming, Days, GPUDays}) returns a hard-linked private copy
-// of the cached blocks of that variant, ready for promtest.Start; TSDB(t) is TSDBFor(t,
-// TSDBOptions{}): custom naming, the probe's GPU naming, 8 days, GPU series the last 2 days.
+// tbtest.TSDBFor(t, TSDBOptions{Profile, GPUNaming, Days, GPUDays}) (package tbtest, so that
+// this package does not import testing) returns a hard-linked private copy of the cached
+// blocks of that variant (PrivateTSDB), ready for promtest.Start; tbtest.TSDB(t) is
+// tbtest.TSDBFor(t, TSDBOptions{}): custom naming, the probe's GPU naming, 8 days, GPU series the last 2 days.
 // Defaults: Days = DefaultTSDBDays(profile) = 8, except tgi = 2 (its buckets make it the
 // slowest; ask for Days: 8 to test a TGI baseline); GPUDays = 2; GPUNaming inferscope.
 //

@@ -20,7 +20,9 @@ import (
 	"github.com/inferscope/inferscope/pkg/probe/promexport"
 	"github.com/inferscope/inferscope/pkg/testbed"
 	"github.com/inferscope/inferscope/pkg/testbed/expo"
+	"github.com/inferscope/inferscope/pkg/testbed/gpuclock"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
+	"github.com/inferscope/inferscope/pkg/testbed/tbtest"
 )
 
 // The GPU history is what a Prometheus scraping the real probe in mock mode stores: for the
@@ -93,7 +95,7 @@ func TestGPUHistoryIsWhatTheProbeServes(t *testing.T) {
 func scrapeMockProbe(t *testing.T, s *testbed.Scenario, naming promexport.Naming, instance string, at time.Time) map[string]*dto.MetricFamily {
 	t.Helper()
 	now := func() time.Time { return at }
-	sys, err := mockgpu.New(mockgpu.Options{System: testbed.GPUSystem, Clock: mockgpu.FromScenario(s, testbed.GPUSystem),
+	sys, err := mockgpu.New(mockgpu.Options{System: testbed.GPUSystem, Clock: gpuclock.FromScenario(s, testbed.GPUSystem),
 		Instance: instance, Now: now, EventPoll: time.Hour})
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +124,7 @@ func scrapeMockProbe(t *testing.T, s *testbed.Scenario, naming promexport.Naming
 // an XID 43 on node-a's GPU 6 during the GPU-idle incident, and GPU history only over the last
 // DefaultGPUHistoryDays.
 func TestGPUHistoryInPrometheus(t *testing.T) {
-	dir, s := testbed.TSDB(t)
+	dir, s := tbtest.TSDB(t)
 	srv := promtest.Start(t, promtest.Options{DataDir: dir})
 	gpuSel := func(instance string, g int) string {
 		return fmt.Sprintf(`job=%q,instance=%q,node=%q,gpu="%d",uuid=%q`, testbed.ProbeJob, testbed.ProbeInstance(instance),

@@ -9,6 +9,7 @@ import (
 	"github.com/inferscope/inferscope/pkg/testbed"
 	"github.com/inferscope/inferscope/pkg/testbed/expo"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
+	"github.com/inferscope/inferscope/pkg/testbed/tbtest"
 )
 
 // Each engine's naming, imported into a real Prometheus, answers that engine's key queries with
@@ -54,7 +55,7 @@ func increaseRatio(s *testbed.Scenario, num, den testbed.Counter, instance, mode
 }
 
 func TestVLLMHistoryInPrometheus(t *testing.T) {
-	dir, s := testbed.TSDBFor(t, testbed.TSDBOptions{Profile: "vllm"})
+	dir, s := tbtest.TSDBFor(t, testbed.TSDBOptions{Profile: "vllm"})
 	srv := promtest.Start(t, promtest.Options{DataDir: dir})
 	p99 := map[string]float64{}
 	for _, c := range instants(t, s) {
@@ -102,7 +103,7 @@ func TestVLLMHistoryInPrometheus(t *testing.T) {
 }
 
 func TestTritonHistoryInPrometheus(t *testing.T) {
-	dir, s := testbed.TSDBFor(t, testbed.TSDBOptions{Profile: "triton", GPUNaming: testbed.GPUNamingDCGM})
+	dir, s := tbtest.TSDBFor(t, testbed.TSDBOptions{Profile: "triton", GPUNaming: testbed.GPUNamingDCGM})
 	srv := promtest.Start(t, promtest.Options{DataDir: dir})
 	for _, c := range instants(t, s) {
 		from := c.at.Add(-window)
@@ -172,7 +173,7 @@ func TestTritonHistoryInPrometheus(t *testing.T) {
 }
 
 func TestTorchServeHistoryInPrometheus(t *testing.T) {
-	dir, s := testbed.TSDBFor(t, testbed.TSDBOptions{Profile: "torchserve"})
+	dir, s := tbtest.TSDBFor(t, testbed.TSDBOptions{Profile: "torchserve"})
 	srv := promtest.Start(t, promtest.Options{DataDir: dir})
 	for _, c := range instants(t, s) {
 		from := c.at.Add(-window)
@@ -198,7 +199,7 @@ func TestTorchServeHistoryInPrometheus(t *testing.T) {
 }
 
 func TestTGIHistoryInPrometheus(t *testing.T) {
-	dir, s := testbed.TSDBFor(t, testbed.TSDBOptions{Profile: "tgi"})
+	dir, s := tbtest.TSDBFor(t, testbed.TSDBOptions{Profile: "tgi"})
 	srv := promtest.Start(t, promtest.Options{DataDir: dir})
 	for _, c := range instants(t, s) {
 		from := c.at.Add(-window)
@@ -226,7 +227,7 @@ func TestTGIHistoryInPrometheus(t *testing.T) {
 // over a window holding the restart equals SampledMeanQPS, and MeanQPS (every request served)
 // is higher by those lost requests.
 func TestRestartEdgeRate(t *testing.T) {
-	dir, s := testbed.TSDB(t)
+	dir, s := tbtest.TSDB(t)
 	srv := promtest.Start(t, promtest.Options{DataDir: dir})
 	warm := mustIncident(t, s, testbed.WarmupRestart)
 	sel := fmt.Sprintf(`instance=%q`, warm.Instance)

@@ -16,11 +16,9 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/inferscope/inferscope/pkg/testbed/expo"
-	"github.com/inferscope/inferscope/pkg/testbed/promtest"
 )
 
 // generatorVersion changes whenever the history's content changes in a way the scenario's own
@@ -116,36 +114,25 @@ var tsdbBuilds struct {
 	dirs map[TSDBOptions]string
 }
 
-// TSDB returns a private copy of the default scenario's history (DefaultHistoryDays days ending
-// at DefaultEnd, custom naming, job="inference", one sample per DefaultHistoryStep, plus the
-// probes' GPU series of the last DefaultGPUHistoryDays) as a Prometheus data directory, ready for
-// promtest.Start. It is TSDBFor(t, TSDBOptions{}).
-func TSDB(t testing.TB) (dir string, s *Scenario) {
-	t.Helper()
-	return TSDBFor(t, TSDBOptions{})
-}
-
-// TSDBFor returns a private copy of the variant's history as a Prometheus data directory. The
-// blocks are built once per variant (promtool is required: a skip, or a failure when CI=true)
-// and kept under the user cache dir across test processes; the copy is hard-linked into
-// t.TempDir(). Bad options fail the test.
-func TSDBFor(t testing.TB, o TSDBOptions) (dir string, s *Scenario) {
-	t.Helper()
-	o, err := o.normalize()
+// PrivateTSDB returns a private copy of the variant's history as a Prometheus data directory
+// under parent (dir = parent/tsdb), with the scenario it holds. The blocks are built once per
+// variant with promtool and kept under the user cache dir across processes; the copy is
+// hard-linked. Tests reach it through tbtest.TSDBFor.
+func PrivateTSDB(ctx context.Context, o TSDBOptions, promtool, parent string) (dir string, s *Scenario, err error) {
+	o, err = o.normalize()
 	if err != nil {
-		t.Fatalf("test bed TSDB: %v", err)
+		return "", nil, err
 	}
-	promtool := promtest.RequireBinary(t, "promtool")
 	s = Default(DefaultEnd)
-	cached, err := cachedTSDB(t.Context(), s, o, promtool)
+	cached, err := cachedTSDB(ctx, s, o, promtool)
 	if err != nil {
-		t.Fatalf("build the test bed TSDB (%+v): %v", o, err)
+		return "", nil, fmt.Errorf("build the test bed TSDB (%+v): %w", o, err)
 	}
-	dir = filepath.Join(t.TempDir(), "tsdb")
+	dir = filepath.Join(parent, "tsdb")
 	if err := linkTree(cached, dir); err != nil {
-		t.Fatalf("copy the cached TSDB: %v", err)
+		return "", nil, fmt.Errorf("copy the cached TSDB: %w", err)
 	}
-	return dir, s
+	return dir, s, nil
 }
 
 // WarmTSDBCache builds the cached TSDBs of the given variants (WarmVariants when none), one

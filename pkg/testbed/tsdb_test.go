@@ -12,6 +12,7 @@ import (
 
 	"github.com/inferscope/inferscope/pkg/testbed"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
+	"github.com/inferscope/inferscope/pkg/testbed/tbtest"
 )
 
 // promQuery runs an instant query and returns the values by their labels' string form.
@@ -77,7 +78,7 @@ func within(t *testing.T, what string, got, want, relTol float64) {
 const window = 5 * time.Minute
 
 func TestHistoryInPrometheusMatchesTruth(t *testing.T) {
-	dir, s := testbed.TSDB(t)
+	dir, s := tbtest.TSDB(t)
 	srv := promtest.Start(t, promtest.Options{DataDir: dir})
 	const model = "recsys-ranker"
 

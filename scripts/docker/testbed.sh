@@ -17,7 +17,7 @@ case "${1:-}" in
     exec inferscope-loadgen --end="$(cat "$endfile")" --listen=0.0.0.0:9400
     ;;
   probe)
-    exec inferscope-probe --mock=dgxa100 --mock.instance="$2" --mock.end="$(cat "$endfile")" \
+    exec inferscope-probe --mock=dgxa100 --mock.instance="$2" --mock.clock=http://loadgen:9400 \
       --web.listen-address=:9835
     ;;
   report)

@@ -15,7 +15,9 @@
 // <node>:9835, node label) stores them, rendered by the probe's own exporter from the same
 // scenario, in the probe's naming or dcgm-exporter's (--gpu-naming; none leaves them out). Live
 // GPU metrics come from the probe itself (inferscope-probe --mock=dgxa100 --mock.instance=…
-// --mock.end=<the same --end>), not from the loadgen.
+// --mock.clock=http://<the loadgen's --listen>), not from the loadgen: the loadgen serves the
+// scenario's GPU truth at /mock/v1/gpus and the mock probe follows it, so the probe does not
+// link the test bed.
 //
 // Live layout: GET /metrics?instance=node-a:8000 serves one instance without an instance label,
 // so each instance is its own Prometheus target and Prometheus sets instance and job exactly as
@@ -71,8 +73,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/inferscope/inferscope/pkg/probe/mockclock"
 	"github.com/inferscope/inferscope/pkg/testbed"
 	"github.com/inferscope/inferscope/pkg/testbed/expo"
+	"github.com/inferscope/inferscope/pkg/testbed/gpuclock"
 )
 
 func main() {
@@ -151,7 +155,7 @@ func parseFlags(args []string, stderr io.Writer, now time.Time) (config, error) 
 	} else {
 		c.end, err = time.Parse(time.RFC3339, endFlag)
 		if err != nil {
-			return c, usageError{fmt.Errorf("--end must be \"now\" or an RFC 3339 time like 2026-11-23T12:00:00Z: %v", err)}
+			return c, usageError{fmt.Errorf("--end must be \"now\" or an RFC 3339 time like 2026-11-23T12:00:00Z: %w", err)}
 		}
 	}
 	if c.historyDays < 1 || c.historyDays > 60 {
@@ -325,14 +329,18 @@ func serve(ctx context.Context, s *testbed.Scenario, c config, stderr io.Writer,
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", c.listen, err)
 	}
+	// Live metrics, and the scenario's GPU clock that mock probes (inferscope-probe --mock) follow.
+	mux := http.NewServeMux()
+	mux.Handle("/", expo.Handler(s.Source(), c.profile, time.Now))
+	mux.Handle(mockclock.Path, gpuclock.Handler(s))
 	srv := &http.Server{
-		Handler:           expo.Handler(s.Source(), c.profile, time.Now),
+		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
 	addr := ln.Addr().String()
-	fmt.Fprintf(stderr, "serving %d instances (profile %s) on http://%s/metrics?instance=NAME and http://%s/metrics\n",
-		len(c.profile.Targets(s.Source())), c.profile.Name(), addr, addr)
+	fmt.Fprintf(stderr, "serving %d instances (profile %s) on http://%s/metrics?instance=NAME and http://%s/metrics; GPU clock for inferscope-probe --mock.clock=http://%s\n",
+		len(c.profile.Targets(s.Source())), c.profile.Name(), addr, addr, addr)
 	if onListen != nil {
 		onListen(addr)
 	}

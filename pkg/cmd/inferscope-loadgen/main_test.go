@@ -11,13 +11,16 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/inferscope/inferscope/pkg/probe/mockclock"
 	"github.com/inferscope/inferscope/pkg/testbed"
 	"github.com/inferscope/inferscope/pkg/testbed/expo"
+	"github.com/inferscope/inferscope/pkg/testbed/gpuclock"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
 )
 
@@ -228,4 +231,44 @@ func query(t *testing.T, base, expr string, at time.Time) map[string]float64 {
 		out[fmt.Sprint(r.Metric)] = v
 	}
 	return out
+}
+
+// The live server also serves the scenario's GPU clock: a mock probe's clock reads the same
+// truth as the scenario in this process.
+func TestServesTheGPUClock(t *testing.T) {
+	endAt := time.Now().UTC().Truncate(time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addrc := make(chan string, 1)
+	done := make(chan error, 1)
+	var stderr promtest.LogBuffer
+	go func() {
+		done <- run(ctx, []string{"--listen=127.0.0.1:0", "--end=" + endAt.Format(time.RFC3339)}, io.Discard, &stderr, func(a string) { addrc <- a })
+	}()
+	var addr string
+	select {
+	case addr = <-addrc:
+	case err := <-done:
+		t.Fatalf("loadgen stopped: %v\n%s", err, stderr.String())
+	case <-time.After(time.Minute):
+		t.Fatalf("loadgen did not start serving\n%s", stderr.String())
+	}
+	s := testbed.Default(endAt)
+	want := gpuclock.FromScenario(s, mockclock.DGXA100)
+	remote, err := mockclock.NewRemote("http://"+addr, mockclock.DGXA100, 8, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := endAt.Add(-time.Minute)
+	for _, inst := range s.Instances() {
+		for g := range 8 {
+			if got, w := remote.GPU(inst, g, at), want.GPU(inst, g, at); !reflect.DeepEqual(got, w) {
+				t.Fatalf("%s gpu %d: served %+v, scenario %+v", inst, g, got, w)
+			}
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("shutdown: %v", err)
+	}
 }

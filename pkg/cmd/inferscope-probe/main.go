@@ -27,10 +27,10 @@ import (
 	"github.com/inferscope/inferscope/pkg/probe/collector"
 	"github.com/inferscope/inferscope/pkg/probe/gpu"
 	"github.com/inferscope/inferscope/pkg/probe/gpu/nvmlgpu"
+	"github.com/inferscope/inferscope/pkg/probe/mockclock"
 	"github.com/inferscope/inferscope/pkg/probe/mockgpu"
 	"github.com/inferscope/inferscope/pkg/probe/procinfo"
 	"github.com/inferscope/inferscope/pkg/probe/promexport"
-	"github.com/inferscope/inferscope/pkg/testbed"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -62,8 +62,8 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func([]net.
 	interval := app.Flag("collect.interval", "How often NVML is read in the background; scrapes serve the last reading.").Default("5s").Duration()
 	naming := app.Flag("naming", "Metric naming: inferscope (inferscope_gpu_*, base units) or dcgm (dcgm-exporter's DCGM_FI_DEV_* names and labels).").Default("inferscope").Enum("inferscope", "dcgm")
 	mock := app.Flag("mock", "Simulate a system instead of reading NVML: dgxa100 or dgxh100.").Default("").Enum("", mockgpu.DGXA100, mockgpu.DGXH100)
-	mockInstance := app.Flag("mock.instance", "Which test-bed scenario instance the mock plays, e.g. node-b:8000 (default: the first).").Default("").String()
-	mockEnd := app.Flag("mock.end", "The scenario's clock anchor, as inferscope-loadgen's --end: now or an RFC 3339 time. Use the same value for both so GPUs and traffic tell one story.").Default("now").String()
+	mockInstance := app.Flag("mock.instance", "Which test-bed scenario instance the mock plays, e.g. node-b:8000 (default: the clock's first).").Default("").String()
+	mockClockURL := app.Flag("mock.clock", "The scenario clock the mock follows: the address inferscope-loadgen serves on (its --listen), so GPUs and traffic tell one story.").Default("http://127.0.0.1:9400").String()
 	mockGPUs := app.Flag("mock.gpus", "Number of simulated GPUs.").Default("8").Int()
 	failWithoutNVML := app.Flag("fail-without-nvml", "Exit non-zero when NVML cannot be initialised (default: keep serving, report the reason on /healthz, retry).").Bool()
 	nvmlLibrary := app.Flag("nvml.library", "Path of libnvidia-ml.so.1 (default: the dynamic loader's search path).").Default("").String()
@@ -84,70 +84,25 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func([]net.
 	logCfg.Writer = stderr
 	logger := promslog.New(logCfg)
 
-	if *interval < 100*time.Millisecond {
-		fmt.Fprintf(stderr, "inferscope-probe: --collect.interval %s is too short (minimum 100ms)\n", *interval)
+	if err := checkFlags(*interval, *metricsPath, *webFlags.WebConfigFile, *mockGPUs); err != nil {
+		fmt.Fprintf(stderr, "inferscope-probe: %v\n", err)
 		return 2
-	}
-	if !strings.HasPrefix(*metricsPath, "/") {
-		fmt.Fprintf(stderr, "inferscope-probe: --web.telemetry-path must start with /\n")
-		return 2
-	}
-	if *webFlags.WebConfigFile != "" {
-		if err := web.Validate(*webFlags.WebConfigFile); err != nil {
-			fmt.Fprintf(stderr, "inferscope-probe: --web.config.file: %v\n", err)
-			return 2
-		}
 	}
 	host := *hostname
 	if host == "" {
 		host = os.Getenv("NODE_NAME")
-	}
-	if *mockGPUs < 1 || *mockGPUs > 1024 {
-		fmt.Fprintf(stderr, "inferscope-probe: --mock.gpus must be between 1 and 1024\n")
-		return 2
 	}
 
 	cfg := probe.Config{
 		Interval: *interval, Naming: promexport.Naming(*naming), Version: version,
 		MetricsPath: *metricsPath, Logger: logger,
 	}
-	if *mock != "" {
-		clock, instance, err := mockClock(*mock, *mockInstance, *mockEnd, time.Now())
-		if err != nil {
-			fmt.Fprintf(stderr, "inferscope-probe: %v\n", err)
-			return 2
-		}
-		sys, err := mockgpu.New(mockgpu.Options{System: *mock, Clock: clock, Instance: instance, GPUs: *mockGPUs})
-		if err != nil {
-			fmt.Fprintf(stderr, "inferscope-probe: %v\n", err)
-			return 2
-		}
-		if host == "" {
-			host = testbed.Node(instance) // the scenario's node, as its recorded history names it
-		}
-		cfg.Mock = *mock
-		cfg.Open = func() (gpu.Library, error) { return nvmlgpu.Open(sys) }
-		cfg.Owners = mockgpu.Owners{Instance: instance}
-		logger.Info("simulating GPUs; no NVML is read", "system", *mock, "instance", instance, "gpus", *mockGPUs)
-	} else {
-		var opts []nvml.LibraryOption
-		if *nvmlLibrary != "" {
-			opts = append(opts, nvml.WithLibraryPath(*nvmlLibrary))
-		}
-		lib := nvml.New(opts...)
-		cfg.Open = func() (gpu.Library, error) {
-			l, err := nvmlgpu.Open(lib)
-			if err != nil {
-				return nil, err
-			}
-			if missing := l.Missing(); len(missing) > 0 {
-				logger.Info("the installed NVML lacks some functions; their series are omitted", "missing", strings.Join(missing, ","))
-			}
-			return l, nil
-		}
-		cfg.Owners = procinfo.New(*procfs, *logsPath)
+	if code := configureGPUs(ctx, &cfg, &host, gpuFlags{
+		mock: *mock, mockInstance: *mockInstance, mockClock: *mockClockURL, mockGPUs: *mockGPUs,
+		nvmlLibrary: *nvmlLibrary, procfs: *procfs, logsPath: *logsPath,
+	}, logger, stderr); code != 0 {
+		return code
 	}
-
 	if host == "" {
 		host, _ = os.Hostname()
 	}
@@ -173,22 +128,114 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func([]net.
 	return serve(ctx, p, webFlags, logger, ready)
 }
 
-// mockClock builds the test-bed scenario the mock follows.
-func mockClock(system, instance, end string, now time.Time) (mockgpu.Clock, string, error) {
-	anchor := now
-	if end != "now" {
-		t, err := time.Parse(time.RFC3339, end)
-		if err != nil {
-			return nil, "", fmt.Errorf("--mock.end must be \"now\" or an RFC 3339 time like 2026-11-23T12:00:00Z: %v", err)
+// checkFlags rejects flag values the probe cannot run with (a usage error).
+func checkFlags(interval time.Duration, metricsPath, webConfig string, mockGPUs int) error {
+	if interval < 100*time.Millisecond {
+		return fmt.Errorf("--collect.interval %s is too short (minimum 100ms)", interval)
+	}
+	if !strings.HasPrefix(metricsPath, "/") {
+		return errors.New("--web.telemetry-path must start with /")
+	}
+	if webConfig != "" {
+		if err := web.Validate(webConfig); err != nil {
+			return fmt.Errorf("--web.config.file: %w", err)
 		}
-		anchor = t
 	}
-	s := testbed.Default(anchor)
-	instance, err := mockgpu.ScenarioInstance(s, instance)
+	if mockGPUs < 1 || mockGPUs > 1024 {
+		return errors.New("--mock.gpus must be between 1 and 1024")
+	}
+	return nil
+}
+
+// gpuFlags are the flags that choose where GPU readings come from.
+type gpuFlags struct {
+	mock, mockInstance, mockClock string
+	mockGPUs                      int
+	nvmlLibrary, procfs, logsPath string
+}
+
+// configureGPUs sets cfg's library and process owners: simulated GPUs following the scenario
+// clock (--mock), or NVML. It names the mock's scenario node as host when none is set, and
+// returns a non-zero exit code on failure.
+func configureGPUs(ctx context.Context, cfg *probe.Config, host *string, f gpuFlags, logger *slog.Logger, stderr io.Writer) int {
+	if f.mock != "" {
+		sys, instance, code := mockSystem(ctx, f.mock, f.mockInstance, f.mockClock, f.mockGPUs, logger, stderr)
+		if code != 0 {
+			return code
+		}
+		if *host == "" {
+			*host = node(instance) // the scenario's node, as its recorded history names it
+		}
+		cfg.Mock = f.mock
+		cfg.Open = func() (gpu.Library, error) { return nvmlgpu.Open(sys) }
+		cfg.Owners = mockgpu.Owners{Instance: instance}
+		logger.Info("simulating GPUs; no NVML is read", "system", f.mock, "instance", instance, "gpus", f.mockGPUs, "clock", f.mockClock)
+	} else {
+		var opts []nvml.LibraryOption
+		if f.nvmlLibrary != "" {
+			opts = append(opts, nvml.WithLibraryPath(f.nvmlLibrary))
+		}
+		lib := nvml.New(opts...)
+		cfg.Open = func() (gpu.Library, error) {
+			l, err := nvmlgpu.Open(lib)
+			if err != nil {
+				return nil, err
+			}
+			if missing := l.Missing(); len(missing) > 0 {
+				logger.Info("the installed NVML lacks some functions; their series are omitted", "missing", strings.Join(missing, ","))
+			}
+			return l, nil
+		}
+		cfg.Owners = procinfo.New(f.procfs, f.logsPath)
+	}
+	return 0
+}
+
+// mockSystem builds the simulated GPUs, following the scenario clock served at clockURL. An
+// unknown instance is a usage error; a clock that does not answer yet is not, when the
+// instance is named: the GPUs show lost until it answers (the loadgen may start later).
+func mockSystem(ctx context.Context, system, instance, clockURL string, gpus int, logger *slog.Logger, stderr io.Writer) (*mockgpu.System, string, int) {
+	clock, err := mockclock.NewRemote(clockURL, system, gpus, nil, 2*time.Second)
 	if err != nil {
-		return nil, "", fmt.Errorf("--mock.instance: %w", err)
+		fmt.Fprintf(stderr, "inferscope-probe: --mock.clock: %v\n", err)
+		return nil, "", 2
 	}
-	return mockgpu.FromScenario(s, system), instance, nil
+	clock.OnError = func(err error) {
+		if err != nil {
+			logger.Warn("the mock clock does not answer; the simulated GPUs show lost until it does", "err", err)
+		} else {
+			logger.Info("the mock clock answers again")
+		}
+	}
+	fetch, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	a, err := clock.Fetch(fetch, instance, time.Now())
+	switch {
+	case errors.Is(err, mockclock.ErrUnknownInstance):
+		fmt.Fprintf(stderr, "inferscope-probe: --mock.instance: %v\n", err)
+		return nil, "", 2
+	case err != nil && instance == "":
+		fmt.Fprintf(stderr, "inferscope-probe: %v; name the instance with --mock.instance to start before the clock answers\n", err)
+		return nil, "", 1
+	case err != nil:
+		logger.Warn("the mock clock does not answer yet; the simulated GPUs show lost until it does", "err", err)
+	default:
+		instance = a.Instance
+	}
+	sys, err := mockgpu.New(mockgpu.Options{System: system, Clock: clock, Instance: instance, GPUs: gpus})
+	if err != nil {
+		fmt.Fprintf(stderr, "inferscope-probe: %v\n", err)
+		return nil, "", 2
+	}
+	return sys, instance, 0
+}
+
+// node is the host part of a scenario instance (node-a:8000 → node-a).
+func node(instance string) string {
+	if h, _, err := net.SplitHostPort(instance); err == nil {
+		return h
+	}
+	return instance
 }
 
 func serve(ctx context.Context, p *probe.Probe, flags *web.FlagConfig, logger *slog.Logger, ready func([]net.Addr)) int {

@@ -12,9 +12,11 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"math"
 	"math/big"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -26,6 +28,8 @@ import (
 
 	"github.com/inferscope/inferscope/pkg/probe/probeclient"
 	"github.com/inferscope/inferscope/pkg/probe/server"
+	"github.com/inferscope/inferscope/pkg/testbed"
+	"github.com/inferscope/inferscope/pkg/testbed/gpuclock"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
 )
 
@@ -82,10 +86,20 @@ func httpGet(t *testing.T, client *http.Client, url string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
+// scenarioClock serves the test bed's scenario clock (anchored at end), as the loadgen does,
+// and returns the --mock.clock flag that points at it.
+func scenarioClock(t *testing.T, end time.Time) string {
+	t.Helper()
+	srv := httptest.NewServer(gpuclock.Handler(testbed.Default(end)))
+	t.Cleanup(srv.Close)
+	return "--mock.clock=" + srv.URL
+}
+
 func TestMockServesEightGPUs(t *testing.T) {
+	clock := scenarioClock(t, time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
 	for _, system := range []string{"dgxa100", "dgxh100"} {
 		t.Run(system, func(t *testing.T) {
-			r := start(t, "--mock="+system, "--mock.instance=node-b:8000", "--mock.end=2026-11-23T12:00:00Z", "--hostname=gpu-node-7")
+			r := start(t, "--mock="+system, "--mock.instance=node-b:8000", clock, "--hostname=gpu-node-7")
 			s, err := probeclient.Get(context.Background(), "http://"+r.addr)
 			if err != nil {
 				t.Fatal(err)
@@ -109,7 +123,7 @@ func TestMockServesEightGPUs(t *testing.T) {
 
 func TestDCGMNamingFlag(t *testing.T) {
 	t.Setenv("NODE_NAME", "")
-	r := start(t, "--mock=dgxa100", "--mock.instance=node-c:8000", "--naming=dcgm", "--web.telemetry-path=/gpu-metrics")
+	r := start(t, "--mock=dgxa100", "--mock.instance=node-c:8000", scenarioClock(t, time.Now()), "--naming=dcgm", "--web.telemetry-path=/gpu-metrics")
 	code, body := httpGet(t, http.DefaultClient, "http://"+r.addr+"/gpu-metrics")
 	if code != 200 || strings.Count(body, "\nDCGM_FI_DEV_GPU_UTIL{") != 8 {
 		t.Errorf("/gpu-metrics: HTTP %d with %d DCGM_FI_DEV_GPU_UTIL series", code, strings.Count(body, "\nDCGM_FI_DEV_GPU_UTIL{"))
@@ -160,16 +174,77 @@ func TestFailWithoutNVML(t *testing.T) {
 	}
 }
 
+// The mock shows the scenario's truth at the time of its reading, read from the clock the
+// loadgen serves; with the default instance, the clock's first.
+func TestMockFollowsTheScenarioClock(t *testing.T) {
+	s := testbed.Default(time.Now().Add(-2 * time.Hour))
+	srv := httptest.NewServer(gpuclock.Handler(s))
+	defer srv.Close()
+	r := start(t, "--mock=dgxa100", "--mock.clock="+srv.URL)
+	snap, err := probeclient.Get(context.Background(), "http://"+r.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst := s.Instances()[0]
+	if snap.Hostname != testbed.Node(inst) || len(snap.GPUs) != 8 {
+		t.Fatalf("host %q (want %q), %d GPUs", snap.Hostname, testbed.Node(inst), len(snap.GPUs))
+	}
+	at := snap.CollectedAt.Truncate(time.Second)
+	for _, g := range snap.GPUs {
+		truth := s.GPU(inst, g.Index, at)
+		if g.MemUsedBytes == nil || g.MemTotalBytes == nil || g.UtilRatio == nil {
+			t.Fatalf("gpu %d: missing readings %+v", g.Index, g)
+		}
+		// One reading can fall a second from the snapshot's stamp: allow a percent point.
+		if mem := float64(*g.MemUsedBytes) / float64(*g.MemTotalBytes); math.Abs(mem-truth.MemUsedRatio) > 0.01 {
+			t.Errorf("gpu %d: memory %.4f, scenario %.4f", g.Index, mem, truth.MemUsedRatio)
+		}
+		if math.Abs(*g.UtilRatio-truth.UtilRatio) > 0.015 {
+			t.Errorf("gpu %d: utilisation %.3f, scenario %.3f", g.Index, *g.UtilRatio, truth.UtilRatio)
+		}
+	}
+}
+
+// A clock that does not answer: with the instance named the probe serves lost GPUs (the
+// loadgen may start later); without it, it cannot know what to play and exits.
+func TestMockClockDown(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	down := "--mock.clock=" + srv.URL
+	srv.Close()
+	var log promtest.LogBuffer
+	if code := run(context.Background(), []string{"--mock=dgxa100", down}, &log, nil); code != 1 || !strings.Contains(log.String(), "--mock.instance") {
+		t.Errorf("no instance, clock down: exit %d, message %q", code, log.String())
+	}
+	r := start(t, "--mock=dgxa100", "--mock.instance=node-a:8000", down)
+	snap, err := probeclient.Get(context.Background(), "http://"+r.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := 0
+	for _, g := range snap.GPUs {
+		if g.State == "lost" {
+			lost++
+		}
+	}
+	if lost != 8 || snap.Hostname == "" {
+		t.Errorf("clock down: %d of %d GPUs lost, host %q", lost, len(snap.GPUs), snap.Hostname)
+	}
+	if !strings.Contains(r.log.String(), "does not answer") {
+		t.Errorf("no warning about the clock:\n%s", r.log)
+	}
+}
+
 func TestBadFlags(t *testing.T) {
+	clock := scenarioClock(t, time.Now())
 	for _, args := range [][]string{
 		{"--naming=prometheus"},
 		{"--mock=dgx1"},
 		{"--collect.interval=1ms"},
-		{"--mock=dgxa100", "--mock.instance=node-z:1"},
-		{"--mock=dgxa100", "--mock.end=yesterday"},
+		{"--mock=dgxa100", "--mock.instance=node-z:1", clock},
+		{"--mock=dgxa100", "--mock.clock=yesterday"},
 		{"--web.telemetry-path=metrics"},
 		{"--web.config.file=/nonexistent/web.yml"},
-		{"--mock=dgxa100", "--mock.gpus=0"},
+		{"--mock=dgxa100", "--mock.gpus=0", clock},
 	} {
 		var log promtest.LogBuffer
 		if code := run(context.Background(), args, &log, nil); code != 2 || log.String() == "" {
@@ -193,7 +268,7 @@ func TestTLSBasicAuthScrapedByPrometheus(t *testing.T) {
 	}
 	webConfig := filepath.Join(dir, "web.yml")
 	writeFile(t, webConfig, fmt.Sprintf("tls_server_config:\n  cert_file: %s\n  key_file: %s\nbasic_auth_users:\n  prom: %s\n", certFile, keyFile, hash))
-	r := start(t, "--mock=dgxa100", "--web.config.file="+webConfig, "--collect.interval=1s")
+	r := start(t, "--mock=dgxa100", scenarioClock(t, time.Now()), "--web.config.file="+webConfig, "--collect.interval=1s")
 
 	pool := x509.NewCertPool()
 	caPEM, _ := os.ReadFile(certFile)

@@ -9,6 +9,7 @@ import (
 	"github.com/inferscope/inferscope/pkg/backtest"
 	"github.com/inferscope/inferscope/pkg/testbed"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
+	"github.com/inferscope/inferscope/pkg/testbed/tbtest"
 )
 
 // The test bed's last day holds every incident (pkg/testbed doc): over it, the GPU idle incident
@@ -16,7 +17,7 @@ import (
 // latency-p0 on recsys v1.4.0; node-c's restart is the one warm-up and the recsys canary the one
 // deploy.
 func TestBacktestCommand(t *testing.T) {
-	dir, _ := testbed.TSDB(t)
+	dir, _ := tbtest.TSDB(t)
 	srv := promtest.Start(t, promtest.Options{DataDir: dir})
 	end := testbed.DefaultEnd.Format(time.RFC3339)
 	args := []string{"backtest", "--prometheus", srv.URL, "--to", end, "--last", "1d", "--rule", "gpu-idle-p0", "--rule", "latency-p0,warmup-long-p2"}
@@ -88,7 +89,7 @@ func TestBacktestCommandErrors(t *testing.T) {
 		}
 	}
 	// An unknown rule is a usage error once Prometheus answers.
-	dir, _ := testbed.TSDB(t)
+	dir, _ := tbtest.TSDB(t)
 	srv := promtest.Start(t, promtest.Options{DataDir: dir})
 	if code, _, errOut := runCLI(t, "backtest", "--prometheus", srv.URL, "--rule", "nope", "--quiet"); code != exitUsage || !strings.Contains(errOut, `unknown rule "nope"`) {
 		t.Errorf("unknown rule: exit %d, %q", code, errOut)

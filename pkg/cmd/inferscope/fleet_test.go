@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/pkg/testbed"
+	"github.com/inferscope/inferscope/pkg/testbed/tbtest"
 	"github.com/inferscope/inferscope/pkg/testbed/expo"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
 )
@@ -13,7 +14,7 @@ import (
 // vLLM model answer exactly what they answer on a Prometheus holding the vLLM server alone.
 func TestReportAndTriageOnFleet(t *testing.T) {
 	serve := func(naming string) (string, *testbed.Scenario) {
-		dir, s := testbed.TSDBFor(t, testbed.TSDBOptions{Profile: naming})
+		dir, s := tbtest.TSDBFor(t, testbed.TSDBOptions{Profile: naming})
 		return promtest.Start(t, promtest.Options{DataDir: dir}).URL, s
 	}
 	fleet, s := serve(expo.FleetName)

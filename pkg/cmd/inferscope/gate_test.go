@@ -15,6 +15,7 @@ import (
 	"github.com/inferscope/inferscope/pkg/gate"
 	"github.com/inferscope/inferscope/pkg/testbed"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
+	"github.com/inferscope/inferscope/pkg/testbed/tbtest"
 )
 
 // The test bed's canaries (pkg/testbed doc): recsys-ranker v1.5.0 on node-c is 15 % slower
@@ -42,7 +43,7 @@ func meanChange(t *testing.T, out string) (gate.Report, float64) {
 }
 
 func TestGateCommand(t *testing.T) {
-	dir, _ := testbed.TSDB(t)
+	dir, _ := tbtest.TSDB(t)
 	srv := promtest.Start(t, promtest.Options{DataDir: dir})
 
 	code, out, errOut := runCLI(t, gateArgs(srv.URL, "recsys-ranker", "v1.4.0", "v1.5.0", "--json")...)
@@ -85,7 +86,7 @@ func TestGateCommand(t *testing.T) {
 // TestGateCommandBasicAuth: the password file reaches a Prometheus that requires basic auth; a
 // wrong password is "could not evaluate" (4), never a verdict.
 func TestGateCommandBasicAuth(t *testing.T) {
-	dir, _ := testbed.TSDB(t)
+	dir, _ := tbtest.TSDB(t)
 	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
 	if err != nil {
 		t.Fatal(err)

@@ -8,13 +8,14 @@ import (
 
 	"github.com/inferscope/inferscope/pkg/testbed"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
+	"github.com/inferscope/inferscope/pkg/testbed/tbtest"
 	"github.com/inferscope/inferscope/pkg/triage"
 )
 
 // TestReportCommand: mid-slowdown (node-b recsys, end−14h for 40 min) the resource and service
 // layers are critical; --fail-on critical exits 1; a quiet hour is ok everywhere.
 func TestReportCommand(t *testing.T) {
-	dir, s := testbed.TSDB(t)
+	dir, s := tbtest.TSDB(t)
 	srv := promtest.Start(t, promtest.Options{DataDir: dir})
 	in, _ := s.Incident(testbed.ComputeSlowdown)
 	at := in.Start.Add(20 * time.Minute).Format(time.RFC3339)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/inferscope/inferscope/pkg/testbed"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
+	"github.com/inferscope/inferscope/pkg/testbed/tbtest"
 	"github.com/inferscope/inferscope/pkg/triage"
 )
 
@@ -16,7 +17,7 @@ import (
 // node-b during the recsys compute slowdown sees its node's GPU memory above 92 % but nothing of
 // its own that explains anything: no direction, exit 5.
 func TestTriageCommand(t *testing.T) {
-	dir, _ := testbed.TSDB(t)
+	dir, _ := tbtest.TSDB(t)
 	srv := promtest.Start(t, promtest.Options{DataDir: dir})
 	surge := testbed.DefaultEnd.Add(-8 * time.Hour)
 	args := func(extra ...string) []string {

@@ -318,6 +318,150 @@ func (r *reading) do(what string, f func() error) {
 	}
 }
 
+// A gpuReading is one query of a device and where its answer goes in the snapshot.
+type gpuReading struct {
+	what string
+	read func(h gpu.Device, g *snapshot.GPU) error
+}
+
+// resourceReadings answer "is the hardware enough?": utilisation, memory, temperature,
+// power, clocks and their event reasons, PCIe throughput.
+var resourceReadings = []gpuReading{
+	{"utilization", func(h gpu.Device, g *snapshot.GPU) error {
+		u, err := h.Utilization()
+		if err == nil {
+			g.UtilRatio = ptr(float64(u.GPU) / 100)
+			g.MemBandwidthRatio = ptr(float64(u.Memory) / 100)
+		}
+		return err
+	}},
+	{"memory", func(h gpu.Device, g *snapshot.GPU) error {
+		m, err := h.Memory()
+		if err == nil {
+			g.MemUsedBytes, g.MemTotalBytes = ptr(m.Used), ptr(m.Total)
+			if m.HasReserved {
+				g.MemReservedBytes = ptr(m.Reserved)
+			}
+			if m.Total > 0 {
+				g.MemUsedRatio = ptr(float64(m.Used) / float64(m.Total))
+			}
+		}
+		return err
+	}},
+	{"temperature", func(h gpu.Device, g *snapshot.GPU) error {
+		v, err := h.TemperatureCelsius()
+		if err == nil {
+			g.TemperatureCelsius = ptr(float64(v))
+		}
+		return err
+	}},
+	{"power", func(h gpu.Device, g *snapshot.GPU) error {
+		v, err := h.PowerMilliwatts()
+		if err == nil {
+			g.PowerWatts = ptr(float64(v) / 1000)
+		}
+		return err
+	}},
+	{"power limit", func(h gpu.Device, g *snapshot.GPU) error {
+		v, err := h.PowerLimitMilliwatts()
+		if err == nil {
+			g.PowerLimitWatts = ptr(float64(v) / 1000)
+		}
+		return err
+	}},
+	{"sm clock", func(h gpu.Device, g *snapshot.GPU) error {
+		v, err := h.ClockMHz(gpu.ClockSM)
+		if err == nil {
+			g.SMClockMHz = ptr(v)
+		}
+		return err
+	}},
+	{"memory clock", func(h gpu.Device, g *snapshot.GPU) error {
+		v, err := h.ClockMHz(gpu.ClockMemory)
+		if err == nil {
+			g.MemClockMHz = ptr(v)
+		}
+		return err
+	}},
+	{"clock events", func(h gpu.Device, g *snapshot.GPU) error {
+		v, err := h.ClockEventReasons()
+		if err == nil {
+			g.ThrottleReasonsMask = ptr(v)
+			g.ThrottleReasons = snapshot.ThrottleReasonList(v)
+		}
+		return err
+	}},
+	{"pcie rx", func(h gpu.Device, g *snapshot.GPU) error {
+		v, err := h.PCIeThroughputKBps(gpu.PCIeRX)
+		if err == nil {
+			g.PCIeRxBytesPerSecond = ptr(float64(v) * 1024)
+		}
+		return err
+	}},
+	{"pcie tx", func(h gpu.Device, g *snapshot.GPU) error {
+		v, err := h.PCIeThroughputKBps(gpu.PCIeTX)
+		if err == nil {
+			g.PCIeTxBytesPerSecond = ptr(float64(v) * 1024)
+		}
+		return err
+	}},
+}
+
+// healthReadings are the hardware's error counters: PCIe replays, ECC, retired pages and
+// remapped rows (triage's last step).
+var healthReadings = []gpuReading{
+	{"pcie replays", func(h gpu.Device, g *snapshot.GPU) error {
+		v, err := h.PCIeReplayCounter()
+		if err == nil {
+			g.PCIeReplays = ptr(v)
+		}
+		return err
+	}},
+	{"ecc corrected", func(h gpu.Device, g *snapshot.GPU) error {
+		v, err := h.ECCErrors(gpu.ECCCorrected)
+		if err == nil {
+			g.ECCCorrected = ptr(v)
+		}
+		return err
+	}},
+	{"ecc uncorrected", func(h gpu.Device, g *snapshot.GPU) error {
+		v, err := h.ECCErrors(gpu.ECCUncorrected)
+		if err == nil {
+			g.ECCUncorrected = ptr(v)
+		}
+		return err
+	}},
+	{"retired pages sbe", func(h gpu.Device, g *snapshot.GPU) error {
+		v, err := h.RetiredPages(gpu.RetiredSingleBit)
+		if err == nil {
+			g.RetiredPagesSingleBit = ptr(v)
+		}
+		return err
+	}},
+	{"retired pages dbe", func(h gpu.Device, g *snapshot.GPU) error {
+		v, err := h.RetiredPages(gpu.RetiredDoubleBit)
+		if err == nil {
+			g.RetiredPagesDoubleBit = ptr(v)
+		}
+		return err
+	}},
+	{"retired pages pending", func(h gpu.Device, g *snapshot.GPU) error {
+		v, err := h.RetiredPagesPending()
+		if err == nil {
+			g.RetiredPagesPending = ptr(v)
+		}
+		return err
+	}},
+	{"remapped rows", func(h gpu.Device, g *snapshot.GPU) error {
+		v, err := h.RemappedRows()
+		if err == nil {
+			g.RemappedRowsCorrectable, g.RemappedRowsUncorrectable = ptr(v.Correctable), ptr(v.Uncorrectable)
+			g.RowRemapPending, g.RowRemapFailure = ptr(v.Pending), ptr(v.Failure)
+		}
+		return err
+	}},
+}
+
 func (c *Collector) readGPU(i int, d *devState, cycle uint64) snapshot.GPU {
 	g := snapshot.GPU{Index: i, State: snapshot.StateUp}
 	r := &reading{}
@@ -355,134 +499,11 @@ func (c *Collector) readGPU(i int, d *devState, cycle uint64) snapshot.GPU {
 	}
 	c.fillIdentity(&g, d)
 
-	r.do("utilization", func() error {
-		u, err := h.Utilization()
-		if err == nil {
-			g.UtilRatio = ptr(float64(u.GPU) / 100)
-			g.MemBandwidthRatio = ptr(float64(u.Memory) / 100)
+	for _, layer := range [][]gpuReading{resourceReadings, healthReadings} {
+		for _, rd := range layer {
+			r.do(rd.what, func() error { return rd.read(h, &g) })
 		}
-		return err
-	})
-	r.do("memory", func() error {
-		m, err := h.Memory()
-		if err == nil {
-			g.MemUsedBytes, g.MemTotalBytes = ptr(m.Used), ptr(m.Total)
-			if m.HasReserved {
-				g.MemReservedBytes = ptr(m.Reserved)
-			}
-			if m.Total > 0 {
-				g.MemUsedRatio = ptr(float64(m.Used) / float64(m.Total))
-			}
-		}
-		return err
-	})
-	r.do("temperature", func() error {
-		v, err := h.TemperatureCelsius()
-		if err == nil {
-			g.TemperatureCelsius = ptr(float64(v))
-		}
-		return err
-	})
-	r.do("power", func() error {
-		v, err := h.PowerMilliwatts()
-		if err == nil {
-			g.PowerWatts = ptr(float64(v) / 1000)
-		}
-		return err
-	})
-	r.do("power limit", func() error {
-		v, err := h.PowerLimitMilliwatts()
-		if err == nil {
-			g.PowerLimitWatts = ptr(float64(v) / 1000)
-		}
-		return err
-	})
-	r.do("sm clock", func() error {
-		v, err := h.ClockMHz(gpu.ClockSM)
-		if err == nil {
-			g.SMClockMHz = ptr(v)
-		}
-		return err
-	})
-	r.do("memory clock", func() error {
-		v, err := h.ClockMHz(gpu.ClockMemory)
-		if err == nil {
-			g.MemClockMHz = ptr(v)
-		}
-		return err
-	})
-	r.do("clock events", func() error {
-		v, err := h.ClockEventReasons()
-		if err == nil {
-			g.ThrottleReasonsMask = ptr(v)
-			g.ThrottleReasons = snapshot.ThrottleReasonList(v)
-		}
-		return err
-	})
-	r.do("pcie rx", func() error {
-		v, err := h.PCIeThroughputKBps(gpu.PCIeRX)
-		if err == nil {
-			g.PCIeRxBytesPerSecond = ptr(float64(v) * 1024)
-		}
-		return err
-	})
-	r.do("pcie tx", func() error {
-		v, err := h.PCIeThroughputKBps(gpu.PCIeTX)
-		if err == nil {
-			g.PCIeTxBytesPerSecond = ptr(float64(v) * 1024)
-		}
-		return err
-	})
-	r.do("pcie replays", func() error {
-		v, err := h.PCIeReplayCounter()
-		if err == nil {
-			g.PCIeReplays = ptr(v)
-		}
-		return err
-	})
-	r.do("ecc corrected", func() error {
-		v, err := h.ECCErrors(gpu.ECCCorrected)
-		if err == nil {
-			g.ECCCorrected = ptr(v)
-		}
-		return err
-	})
-	r.do("ecc uncorrected", func() error {
-		v, err := h.ECCErrors(gpu.ECCUncorrected)
-		if err == nil {
-			g.ECCUncorrected = ptr(v)
-		}
-		return err
-	})
-	r.do("retired pages sbe", func() error {
-		v, err := h.RetiredPages(gpu.RetiredSingleBit)
-		if err == nil {
-			g.RetiredPagesSingleBit = ptr(v)
-		}
-		return err
-	})
-	r.do("retired pages dbe", func() error {
-		v, err := h.RetiredPages(gpu.RetiredDoubleBit)
-		if err == nil {
-			g.RetiredPagesDoubleBit = ptr(v)
-		}
-		return err
-	})
-	r.do("retired pages pending", func() error {
-		v, err := h.RetiredPagesPending()
-		if err == nil {
-			g.RetiredPagesPending = ptr(v)
-		}
-		return err
-	})
-	r.do("remapped rows", func() error {
-		v, err := h.RemappedRows()
-		if err == nil {
-			g.RemappedRowsCorrectable, g.RemappedRowsUncorrectable = ptr(v.Correctable), ptr(v.Uncorrectable)
-			g.RowRemapPending, g.RowRemapFailure = ptr(v.Pending), ptr(v.Failure)
-		}
-		return err
-	})
+	}
 	r.do("processes", func() error {
 		ps, err := h.Processes()
 		if err == nil {

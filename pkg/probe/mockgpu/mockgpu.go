@@ -19,44 +19,24 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxh100"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 
+	"github.com/inferscope/inferscope/pkg/probe/mockclock"
 	"github.com/inferscope/inferscope/pkg/probe/procinfo"
 )
 
 // Systems the mock can play.
 const (
-	DGXA100 = "dgxa100"
-	DGXH100 = "dgxh100"
+	DGXA100 = mockclock.DGXA100
+	DGXH100 = mockclock.DGXH100
 )
 
-// State is what one simulated GPU shows at one instant.
-type State struct {
-	UtilRatio, MemUsedRatio, MemBandwidthRatio float64
-	MemTotalBytes                              uint64 // 0: the mock device's own size
-	TempCelsius, PowerWatts, PowerLimitWatts   float64
-	SMClockMHz, MemClockMHz                    uint32
-	ThrottleReasons                            uint64 // NVML clock-event bitmask
-	ECCCorrected, ECCUncorrected               uint64 // cumulative
-	PCIeReplays                                uint64 // cumulative
-	// XIDs are events near t; the mock delivers each once, when its time has come.
-	XIDs []XID
-	Lost bool
-}
-
-// XID is one XID event.
-type XID struct {
-	At   time.Time
-	Code uint64
-}
-
-// Clock gives the truth of GPU gpu of instance at time t.
-type Clock interface {
-	GPU(instance string, gpu int, t time.Time) State
-}
-
-// ClockFunc adapts a function to Clock.
-type ClockFunc func(instance string, gpu int, t time.Time) State
-
-func (f ClockFunc) GPU(instance string, gpu int, t time.Time) State { return f(instance, gpu, t) }
+// The mock's truth comes from a clock (package mockclock), the small interface a scenario
+// implements; the names are kept here for the mock's callers.
+type (
+	State     = mockclock.State
+	XID       = mockclock.XID
+	Clock     = mockclock.Clock
+	ClockFunc = mockclock.ClockFunc
+)
 
 // Options configures New.
 type Options struct {
@@ -198,8 +178,32 @@ func UUIDFor(system, instance string, gpu int) string {
 func (s *System) fill(i int, d *server.Device) {
 	d.UUID = UUIDFor(s.opts.System, s.opts.Instance, i)
 	d.PciBusID = fmt.Sprintf("0000:%02x:00.0", 0x07+i*0x10)
-	total := d.MemoryInfo.Total
-	lost := nvml.ERROR_GPU_IS_LOST
+	memory := memoryModel(d.MemoryInfo.Total)
+	s.fillIdentity(i, d)
+	s.fillResources(i, d, memory)
+	s.fillHealth(i, d)
+	s.fillProcesses(i, d, memory)
+}
+
+// lost is NVML's answer for every call to a GPU that has fallen off the bus.
+const lost = nvml.ERROR_GPU_IS_LOST
+
+// memoryModel splits a state's memory ratio into total, used and reserved bytes; total is the
+// mock device's own size unless the state names one.
+func memoryModel(total uint64) func(State) (t, used, reserved uint64) {
+	return func(st State) (t, used, reserved uint64) {
+		t = total
+		if st.MemTotalBytes > 0 {
+			t = st.MemTotalBytes
+		}
+		reserved = t / 100 * 1 // about what the driver keeps on a 40-80 GB part
+		used = uint64(clamp01(st.MemUsedRatio) * float64(t))
+		return t, used, reserved
+	}
+}
+
+// fillIdentity answers the identity calls: UUID, name, minor number, MIG mode, event types.
+func (s *System) fillIdentity(i int, d *server.Device) {
 	// go-nvml's configs say "Mock NVIDIA ..."; real NVML answers "NVIDIA ...".
 	name := strings.TrimPrefix(d.Config.Name, "Mock ")
 
@@ -217,21 +221,36 @@ func (s *System) fill(i int, d *server.Device) {
 		}
 		return name, nvml.SUCCESS
 	}
+	d.GetMinorNumberFunc = func() (int, nvml.Return) {
+		if _, l := s.state(i); l {
+			return 0, lost
+		}
+		return d.Minor, nvml.SUCCESS
+	}
+	d.GetMigModeFunc = func() (int, int, nvml.Return) {
+		if _, l := s.state(i); l {
+			return 0, 0, lost
+		}
+		d.RLock()
+		defer d.RUnlock()
+		return d.MigMode, d.MigMode, nvml.SUCCESS
+	}
+	d.GetMaxMigDeviceCountFunc = func() (int, nvml.Return) { return 7, nvml.SUCCESS }
+	d.GetMigDeviceHandleByIndexFunc = func(int) (nvml.Device, nvml.Return) { return nil, nvml.ERROR_NOT_FOUND }
+	d.GetSupportedEventTypesFunc = func() (uint64, nvml.Return) {
+		return nvml.EventTypeXidCriticalError | nvml.EventTypeSingleBitEccError | nvml.EventTypeDoubleBitEccError, nvml.SUCCESS
+	}
+}
+
+// fillResources answers the resource layer: utilisation, memory, temperature, power, clocks
+// and their event reasons, PCIe throughput.
+func (s *System) fillResources(i int, d *server.Device, memory func(State) (t, used, reserved uint64)) {
 	d.GetUtilizationRatesFunc = func() (nvml.Utilization, nvml.Return) {
 		st, l := s.state(i)
 		if l {
 			return nvml.Utilization{}, lost
 		}
 		return nvml.Utilization{Gpu: percent(st.UtilRatio), Memory: percent(st.MemBandwidthRatio)}, nvml.SUCCESS
-	}
-	memory := func(st State) (t, used, reserved uint64) {
-		t = total
-		if st.MemTotalBytes > 0 {
-			t = st.MemTotalBytes
-		}
-		reserved = t / 100 * 1 // about what the driver keeps on a 40-80 GB part
-		used = uint64(clamp01(st.MemUsedRatio) * float64(t))
-		return t, used, reserved
 	}
 	d.GetMemoryInfoFunc = func() (nvml.Memory, nvml.Return) {
 		st, l := s.state(i)
@@ -304,6 +323,11 @@ func (s *System) fill(i int, d *server.Device) {
 		}
 		return uint32(rx), nvml.SUCCESS
 	}
+}
+
+// fillHealth answers the hardware's error counters: PCIe replays, ECC, retired pages (not
+// supported, as on A100 and H100) and remapped rows.
+func (s *System) fillHealth(i int, d *server.Device) {
 	d.GetPcieReplayCounterFunc = func() (int, nvml.Return) {
 		st, l := s.state(i)
 		if l {
@@ -341,6 +365,10 @@ func (s *System) fill(i int, d *server.Device) {
 		// Each uncorrectable error remaps a row, pending until the GPU is reset.
 		return 0, int(st.ECCUncorrected), st.ECCUncorrected > 0, false, nvml.SUCCESS
 	}
+}
+
+// fillProcesses answers the running processes: one serving process per GPU.
+func (s *System) fillProcesses(i int, d *server.Device, memory func(State) (t, used, reserved uint64)) {
 	d.GetComputeRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) {
 		st, l := s.state(i)
 		if l {
@@ -356,25 +384,6 @@ func (s *System) fill(i int, d *server.Device) {
 			Pid: pidOf(i), UsedGpuMemory: used - min(used, context),
 			GpuInstanceId: 0xFFFFFFFF, ComputeInstanceId: 0xFFFFFFFF,
 		}}, nvml.SUCCESS
-	}
-	d.GetMinorNumberFunc = func() (int, nvml.Return) {
-		if _, l := s.state(i); l {
-			return 0, lost
-		}
-		return d.Minor, nvml.SUCCESS
-	}
-	d.GetMigModeFunc = func() (int, int, nvml.Return) {
-		if _, l := s.state(i); l {
-			return 0, 0, lost
-		}
-		d.RLock()
-		defer d.RUnlock()
-		return d.MigMode, d.MigMode, nvml.SUCCESS
-	}
-	d.GetMaxMigDeviceCountFunc = func() (int, nvml.Return) { return 7, nvml.SUCCESS }
-	d.GetMigDeviceHandleByIndexFunc = func(int) (nvml.Device, nvml.Return) { return nil, nvml.ERROR_NOT_FOUND }
-	d.GetSupportedEventTypesFunc = func() (uint64, nvml.Return) {
-		return nvml.EventTypeXidCriticalError | nvml.EventTypeSingleBitEccError | nvml.EventTypeDoubleBitEccError, nvml.SUCCESS
 	}
 }
 

@@ -5,33 +5,7 @@ import (
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
-
-	"github.com/inferscope/inferscope/pkg/testbed"
 )
-
-func TestFromScenario(t *testing.T) {
-	s := testbed.Default(testbed.DefaultEnd)
-	at := testbed.DefaultEnd.Add(-3 * time.Hour)
-	truth := s.GPU("node-a:8000", 1, at)
-	a100 := FromScenario(s, DGXA100).GPU("node-a:8000", 1, at)
-	if a100.MemTotalBytes != truth.MemTotalBytes || a100.PowerWatts != truth.PowerWatts || a100.UtilRatio != truth.UtilRatio {
-		t.Errorf("a100 %+v; scenario %+v", a100, truth)
-	}
-	h100 := FromScenario(s, DGXH100).GPU("node-a:8000", 1, at)
-	if h100.MemTotalBytes != 0 || h100.PowerLimitWatts != 700 || h100.UtilRatio != truth.UtilRatio || h100.MemUsedRatio != truth.MemUsedRatio {
-		t.Errorf("h100 %+v", h100)
-	}
-	// GPUs beyond the scenario's repeat its GPUs.
-	if g := FromScenario(s, DGXA100).GPU("node-a:8000", 9, at); g.Lost || g.UtilRatio != truth.UtilRatio {
-		t.Errorf("gpu 9: %+v", g)
-	}
-	if _, err := ScenarioInstance(s, "node-q:1"); err == nil {
-		t.Error("unknown instance accepted")
-	}
-	if in, err := ScenarioInstance(s, ""); err != nil || in != s.Instances()[0] {
-		t.Errorf("default instance %q, %v", in, err)
-	}
-}
 
 func TestNewRejectsBadOptions(t *testing.T) {
 	if _, err := New(Options{}); err == nil {

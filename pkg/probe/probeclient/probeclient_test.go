@@ -15,6 +15,7 @@ import (
 	"github.com/inferscope/inferscope/pkg/probe/mockgpu"
 	"github.com/inferscope/inferscope/pkg/probe/probeclient"
 	"github.com/inferscope/inferscope/pkg/testbed"
+	"github.com/inferscope/inferscope/pkg/testbed/gpuclock"
 )
 
 // realProbe serves a probe over a simulated DGX A100 following the standard scenario.
@@ -22,7 +23,7 @@ func realProbe(t *testing.T) string {
 	t.Helper()
 	at := testbed.DefaultEnd.Add(-2 * time.Hour)
 	sys, err := mockgpu.New(mockgpu.Options{
-		Clock: mockgpu.FromScenario(testbed.Default(testbed.DefaultEnd), mockgpu.DGXA100), Instance: "node-a:8000",
+		Clock: gpuclock.FromScenario(testbed.Default(testbed.DefaultEnd), mockgpu.DGXA100), Instance: "node-a:8000",
 		Now: func() time.Time { return at },
 	})
 	if err != nil {

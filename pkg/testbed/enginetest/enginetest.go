@@ -14,6 +14,7 @@ import (
 	"github.com/inferscope/inferscope/pkg/testbed"
 	"github.com/inferscope/inferscope/pkg/testbed/expo"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
+	"github.com/inferscope/inferscope/pkg/testbed/tbtest"
 )
 
 type config struct {
@@ -59,7 +60,7 @@ func Start(t testing.TB, opts ...Option) (*engine.Engine, *testbed.Scenario) {
 	for _, o := range opts {
 		o(&c)
 	}
-	dir, s := testbed.TSDBFor(t, testbed.TSDBOptions{Profile: c.naming, GPUNaming: c.gpuNaming})
+	dir, s := tbtest.TSDBFor(t, testbed.TSDBOptions{Profile: c.naming, GPUNaming: c.gpuNaming})
 	srv := promtest.Start(t, promtest.Options{DataDir: dir})
 	client, err := prom.New(srv.URL, nil)
 	if err != nil {

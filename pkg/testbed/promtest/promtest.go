@@ -146,7 +146,7 @@ func waitReady(url string, anyAnswer bool, exited <-chan error) error {
 	for time.Now().Before(deadline) {
 		select {
 		case err := <-exited:
-			return fmt.Errorf("prometheus exited: %v", err)
+			return fmt.Errorf("prometheus exited: %w", err)
 		default:
 		}
 		resp, err := client.Get(url + "/-/ready")

@@ -1,4 +1,4 @@
-import React, { useCallback, useEffect, useRef, useState } from 'react';
+import React, { useCallback, useState } from 'react';
 import { css } from '@emotion/css';
 import { GrafanaTheme2 } from '@grafana/data';
 import { config } from '@grafana/runtime';
@@ -15,15 +15,7 @@ import {
   useStyles2,
 } from '@grafana/ui';
 
-import { fetchCatalog, ParamValues, renderRules } from '../../api/alerting';
-import {
-  fetchRuleStates,
-  listContactPoints,
-  provisionRules,
-  ProvisionResult,
-  RuleState,
-} from '../../api/alertingGrafana';
-import { runBacktest } from '../../api/backtest';
+import { fetchCatalog, ParamValues } from '../../api/alerting';
 import { errorMessage } from '../../api/resource';
 import { DataSourcePicker } from '../../components/DataSourcePicker/DataSourcePicker';
 import { NoDataSourcePage, Page } from '../../components/Page/Page';
@@ -32,8 +24,8 @@ import { useDataSourceChoice } from '../../hooks/useDataSourceChoice';
 import { useRequest } from '../../hooks/useRequest';
 import { ParamsForm } from './ParamsForm';
 import { RulesTable } from './RulesTable';
-import { BacktestControls, BacktestView } from './Backtest';
-import { downloadText } from './download';
+import { BacktestControls } from './Backtest';
+import { Outcome, useBacktest, useContactPoints, useDownload, useProvision, useRuleStates } from './useAlertRules';
 
 interface Props {
   settings: AppSettings;
@@ -43,8 +35,6 @@ export const alertRulesTestIds = {
   container: 'data-testid alert-rules-container',
   result: 'data-testid alert-rules-result',
 };
-
-type Outcome = { kind: 'ok'; result: ProvisionResult } | { kind: 'error'; message: string };
 
 const FILES: Array<{ key: 'prometheus' | 'alertmanager' | 'grafana-provisioning'; label: string; name: string }> = [
   { key: 'prometheus', label: 'Prometheus rule file', name: 'inferscope-rules.yml' },
@@ -61,118 +51,22 @@ function AlertRules({ settings }: Props) {
   const s = useStyles2(getStyles);
   const selection = useDataSourceChoice(settings);
   const { uid } = selection;
-  const [overrides, setOverrides] = useState<ParamValues>(() => {
-    const url = defaultGrafanaUrl();
-    const initial: ParamValues = {};
-    if (url.startsWith('http')) {
-      initial.grafanaUrl = url;
-    }
-    return initial;
-  });
+  const [overrides, setOverrides] = useState<ParamValues>(initialOverrides);
   const key = `${uid ?? ''}#${JSON.stringify(overrides)}`;
   const loaded = useRequest(uid ? { key, load: () => fetchCatalog(uid, overrides) } : undefined);
-  const [contactPoints, setContactPoints] = useState<string[]>([]);
-  const [states, setStates] = useState<Record<string, RuleState>>();
-  const [busy, setBusy] = useState(false);
-  const [outcome, setOutcome] = useState<Outcome>();
-  // The last backtest with the parameters it ran with: figures for other parameters are marked stale.
-  const [backtest, setBacktest] = useState<{ key: string; view: BacktestView }>();
-  const backtestRun = useRef(0);
-
-  // Contact points only matter once there is a catalog to provision.
-  const hasDataSource = Boolean(uid);
-  useEffect(() => {
-    if (hasDataSource) {
-      listContactPoints().then(setContactPoints);
-    }
-  }, [hasDataSource]);
-
   const answer = loaded?.kind === 'loaded' ? loaded.value : undefined;
-  const folderUid = answer?.folder.uid;
-  const group = answer?.group;
-  const refreshStates = useCallback(() => {
-    if (!folderUid || !group) {
-      return;
-    }
-    fetchRuleStates(folderUid, group).then(setStates, () => setStates({}));
-  }, [folderUid, group]);
-  useEffect(refreshStates, [refreshStates]);
+  const contactPoints = useContactPoints(Boolean(uid));
+  const { states, refresh: refreshStates } = useRuleStates(answer?.folder.uid, answer?.group);
+  const { busy, outcome, setOutcome, provision } = useProvision(uid, overrides, setOverrides, refreshStates);
+  const backtest = useBacktest(uid, overrides, key);
+  const download = useDownload(uid, overrides, setOutcome);
 
-  const setParam = useCallback((name: string, value: string) => {
-    setOutcome(undefined);
-    setOverrides((o) => ({ ...o, [name]: value }));
-  }, []);
-
-  const provision = useCallback(
-    async (extra: ParamValues = {}) => {
-      if (!uid) {
-        return;
-      }
-      const params = { ...overrides, ...extra };
-      setBusy(true);
+  const setParam = useCallback(
+    (name: string, value: string) => {
       setOutcome(undefined);
-      try {
-        const result = await provisionRules(uid, params);
-        setOutcome({ kind: 'ok', result });
-        if (Object.keys(extra).length > 0) {
-          setOverrides(params);
-        }
-      } catch (err) {
-        setOutcome({
-          kind: 'error',
-          message: errorMessage(err),
-        });
-      } finally {
-        setBusy(false);
-        refreshStates();
-      }
+      setOverrides((o) => ({ ...o, [name]: value }));
     },
-    [uid, overrides, refreshStates]
-  );
-
-  const startBacktest = useCallback(
-    async (window: { from: string; to: string }) => {
-      if (!uid) {
-        return;
-      }
-      const run = ++backtestRun.current;
-      setBacktest({ key, view: { kind: 'running' } });
-      try {
-        const answer = await runBacktest(uid, { params: overrides, from: window.from, to: window.to });
-        if (run === backtestRun.current) {
-          setBacktest({ key, view: { kind: 'loaded', answer, stale: false } });
-        }
-      } catch (err) {
-        if (run === backtestRun.current) {
-          setBacktest({ key, view: { kind: 'failed', message: errorMessage(err) } });
-        }
-      }
-    },
-    [uid, overrides, key]
-  );
-  useEffect(
-    () => () => {
-      // Answers arriving after the page is left are dropped.
-      backtestRun.current++;
-    },
-    []
-  );
-  const backtestView: BacktestView | undefined =
-    backtest?.view.kind === 'loaded' ? { ...backtest.view, stale: backtest.key !== key } : backtest?.view;
-
-  const download = useCallback(
-    async (key: (typeof FILES)[number]['key'], name: string) => {
-      if (!uid) {
-        return;
-      }
-      try {
-        const rendered = await renderRules(uid, overrides);
-        downloadText(name, rendered.files?.[key] ?? '');
-      } catch (err) {
-        setOutcome({ kind: 'error', message: errorMessage(err) });
-      }
-    },
-    [uid, overrides]
+    [setOutcome]
   );
 
   if (selection.dataSources.length === 0) {
@@ -185,25 +79,6 @@ function AlertRules({ settings }: Props) {
 
   const value = (name: string) => answer?.params.find((p) => p.name === name)?.value ?? '';
   const observation = value('observation') === 'true';
-  // Grafana's contact points, and the one set even if Grafana does not know it (yet).
-  const contactPointField = (param: 'contactP0' | 'contactP1', label: string, description: string) => {
-    const current = value(param);
-    const options: Array<ComboboxOption<string>> = Array.from(new Set([...contactPoints, current].filter(Boolean))).map(
-      (n) => ({ label: n, value: n })
-    );
-    return (
-      <Field label={label} description={description}>
-        <Combobox
-          id={`inferscope-contact-${param.slice(-2).toLowerCase()}`}
-          width={32}
-          createCustomValue
-          options={options}
-          value={current}
-          onChange={(v) => setParam(param, v.value)}
-        />
-      </Field>
-    );
-  };
   const provisioned = states !== undefined && Object.keys(states).length > 0;
 
   return (
@@ -233,19 +108,33 @@ function AlertRules({ settings }: Props) {
               {answer.profile.notice}
             </Alert>
           )}
-          <BacktestControls view={backtestView} onRun={startBacktest} />
+          <BacktestControls view={backtest.view} onRun={backtest.start} />
           <RulesTable
             rules={answer.catalog}
             uids={answer.ruleUids}
             states={states}
             observation={observation}
-            backtest={backtestView}
+            backtest={backtest.view}
           />
 
           <h3 className={s.heading}>Where notifications go</h3>
           <Stack direction="row" gap={2} wrap="wrap">
-            {contactPointField('contactP0', 'P0 contact point', 'phone and urgent chat')}
-            {contactPointField('contactP1', 'P1 contact point', 'normal chat (P2 is never sent)')}
+            <ContactPointField
+              param="contactP0"
+              label="P0 contact point"
+              description="phone and urgent chat"
+              current={value('contactP0')}
+              known={contactPoints}
+              onChange={setParam}
+            />
+            <ContactPointField
+              param="contactP1"
+              label="P1 contact point"
+              description="normal chat (P2 is never sent)"
+              current={value('contactP1')}
+              known={contactPoints}
+              onChange={setParam}
+            />
             <Field
               label="Observation mode"
               description="evaluate and record, send nothing (the brief: a new rule runs a week like this)"
@@ -285,38 +174,86 @@ function AlertRules({ settings }: Props) {
             if missing). Only groups whose rules carry Inferscope&apos;s mark are ever replaced; the rules stay editable
             in Grafana.
           </p>
-          {outcome && (
-            <div data-testid={alertRulesTestIds.result}>
-              {outcome.kind === 'ok' ? (
-                <Alert
-                  severity={outcome.result.kind === 'unchanged' ? 'info' : 'success'}
-                  title={outcome.result.kind === 'unchanged' ? 'No change' : 'Done'}
-                >
-                  {outcome.result.message}
-                </Alert>
-              ) : (
-                <Alert severity="error" title="The rules were not written">
-                  {outcome.message}
-                </Alert>
-              )}
-            </div>
-          )}
+          {outcome && <OutcomeView outcome={outcome} />}
 
-          <h3 className={s.heading}>Export for Prometheus and Alertmanager</h3>
-          <p className={s.hint}>
-            The same catalog for a Prometheus that evaluates rules itself, with Alertmanager routing (P0 inhibits P1 and
-            P2 of the same model and instance, or the same GPU). Also from the command line: inferscope rules export.
-          </p>
-          <Stack direction="row" gap={1}>
-            {FILES.map((f) => (
-              <Button key={f.key} variant="secondary" icon="download-alt" onClick={() => download(f.key, f.name)}>
-                {f.label}
-              </Button>
-            ))}
-          </Stack>
+          <ExportSection onDownload={download} />
         </>
       )}
     </Page>
+  );
+}
+
+/** Links in notifications point at this Grafana unless the user sets another address. */
+function initialOverrides(): ParamValues {
+  const url = defaultGrafanaUrl();
+  return url.startsWith('http') ? { grafanaUrl: url } : {};
+}
+
+/** Grafana's contact points, and the one set even if Grafana does not know it (yet). */
+function ContactPointField(props: {
+  param: 'contactP0' | 'contactP1';
+  label: string;
+  description: string;
+  current: string;
+  known: string[];
+  onChange: (name: string, value: string) => void;
+}) {
+  const { param, current } = props;
+  const options: Array<ComboboxOption<string>> = Array.from(new Set([...props.known, current].filter(Boolean))).map(
+    (n) => ({ label: n, value: n })
+  );
+  return (
+    <Field label={props.label} description={props.description}>
+      <Combobox
+        id={`inferscope-contact-${param.slice(-2).toLowerCase()}`}
+        width={32}
+        createCustomValue
+        options={options}
+        value={current}
+        onChange={(v) => props.onChange(param, v.value)}
+      />
+    </Field>
+  );
+}
+
+/** What the last write (or download) did. */
+function OutcomeView({ outcome }: { outcome: Outcome }) {
+  return (
+    <div data-testid={alertRulesTestIds.result}>
+      {outcome.kind === 'ok' ? (
+        <Alert
+          severity={outcome.result.kind === 'unchanged' ? 'info' : 'success'}
+          title={outcome.result.kind === 'unchanged' ? 'No change' : 'Done'}
+        >
+          {outcome.result.message}
+        </Alert>
+      ) : (
+        <Alert severity="error" title="The rules were not written">
+          {outcome.message}
+        </Alert>
+      )}
+    </div>
+  );
+}
+
+/** The same catalog as files for a Prometheus that evaluates rules itself. */
+function ExportSection({ onDownload }: { onDownload: (file: (typeof FILES)[number]['key'], name: string) => void }) {
+  const s = useStyles2(getStyles);
+  return (
+    <>
+      <h3 className={s.heading}>Export for Prometheus and Alertmanager</h3>
+      <p className={s.hint}>
+        The same catalog for a Prometheus that evaluates rules itself, with Alertmanager routing (P0 inhibits P1 and P2
+        of the same model and instance, or the same GPU). Also from the command line: inferscope rules export.
+      </p>
+      <Stack direction="row" gap={1}>
+        {FILES.map((f) => (
+          <Button key={f.key} variant="secondary" icon="download-alt" onClick={() => onDownload(f.key, f.name)}>
+            {f.label}
+          </Button>
+        ))}
+      </Stack>
+    </>
   );
 }
 

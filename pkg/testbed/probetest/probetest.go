@@ -15,6 +15,7 @@ import (
 	"github.com/inferscope/inferscope/pkg/probe/gpu/nvmlgpu"
 	"github.com/inferscope/inferscope/pkg/probe/mockgpu"
 	"github.com/inferscope/inferscope/pkg/testbed"
+	"github.com/inferscope/inferscope/pkg/testbed/gpuclock"
 )
 
 // Start serves on loopback a probe whose NVML is a DGX A100 mock playing the node of the
@@ -22,7 +23,7 @@ import (
 func Start(t testing.TB, s *testbed.Scenario, instance string, now time.Time) string {
 	t.Helper()
 	clock := func() time.Time { return now }
-	sys, err := mockgpu.New(mockgpu.Options{System: mockgpu.DGXA100, Clock: mockgpu.FromScenario(s, mockgpu.DGXA100), Instance: instance, Now: clock})
+	sys, err := mockgpu.New(mockgpu.Options{System: mockgpu.DGXA100, Clock: gpuclock.FromScenario(s, mockgpu.DGXA100), Instance: instance, Now: clock})
 	if err != nil {
 		t.Fatal(err)
 	}

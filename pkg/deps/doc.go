@@ -1,0 +1,2 @@
+// Package deps holds no code: its test checks what the shipped binaries link.
+package deps

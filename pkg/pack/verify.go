@@ -135,6 +135,18 @@ func verifyZip(zr *zip.Reader, version string, rules Rules) []string {
 	}
 	c.checkExecutables()
 	c.checkManifest()
+	c.checkDocs()
+	for _, mod := range []string{"module.js", "datasource/module.js"} {
+		if c.files[mod] == nil {
+			c.addf("%s is missing (build the frontend with npm run build)", mod)
+		}
+	}
+	return c.problems
+}
+
+// checkDocs requires the catalog's documents at the root: a README whose links resolve from the
+// catalog's page, the changelog and the Apache 2.0 license.
+func (c *checker) checkDocs() {
 	for _, doc := range []string{"README.md", "CHANGELOG.md", "LICENSE"} {
 		if c.files[doc] == nil {
 			c.addf("%s is missing at the root", doc)
@@ -152,12 +164,6 @@ func verifyZip(zr *zip.Reader, version string, rules Rules) []string {
 			c.addf("LICENSE is not the Apache License 2.0 text")
 		}
 	}
-	for _, mod := range []string{"module.js", "datasource/module.js"} {
-		if c.files[mod] == nil {
-			c.addf("%s is missing (build the frontend with npm run build)", mod)
-		}
-	}
-	return c.problems
 }
 
 type pluginJSON struct {

@@ -114,13 +114,13 @@ func intervalsFrom(text string) (time.Duration, map[string]time.Duration, error)
 		} `yaml:"scrape_configs"`
 	}
 	if err := yaml.Unmarshal([]byte(text), &cfg); err != nil {
-		return 0, nil, fmt.Errorf("the store's configuration does not parse as YAML: %v", err)
+		return 0, nil, fmt.Errorf("the store's configuration does not parse as YAML: %w", err)
 	}
 	global := prometheusDefaultScrape
 	if cfg.Global.ScrapeInterval != "" {
 		d, err := model.ParseDuration(cfg.Global.ScrapeInterval)
 		if err != nil {
-			return 0, nil, fmt.Errorf("global scrape_interval %q does not parse: %v", cfg.Global.ScrapeInterval, err)
+			return 0, nil, fmt.Errorf("global scrape_interval %q does not parse: %w", cfg.Global.ScrapeInterval, err)
 		}
 		global = time.Duration(d)
 	}
@@ -130,7 +130,7 @@ func intervalsFrom(text string) (time.Duration, map[string]time.Duration, error)
 		if sc.ScrapeInterval != "" {
 			d, err := model.ParseDuration(sc.ScrapeInterval)
 			if err != nil {
-				return 0, nil, fmt.Errorf("job %s: scrape_interval %q does not parse: %v", sc.JobName, sc.ScrapeInterval, err)
+				return 0, nil, fmt.Errorf("job %s: scrape_interval %q does not parse: %w", sc.JobName, sc.ScrapeInterval, err)
 			}
 			jobs[sc.JobName] = time.Duration(d)
 		}

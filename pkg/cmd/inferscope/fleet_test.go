@@ -5,9 +5,9 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/pkg/testbed"
-	"github.com/inferscope/inferscope/pkg/testbed/tbtest"
 	"github.com/inferscope/inferscope/pkg/testbed/expo"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
+	"github.com/inferscope/inferscope/pkg/testbed/tbtest"
 )
 
 // TestReportAndTriageOnFleet: on one Prometheus holding the five servers, report and triage of a

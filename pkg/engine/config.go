@@ -14,7 +14,13 @@ import (
 // Config is everything an engine is built from: the data source's settings, the CLI's flags,
 // a test's choices. New is the one way to turn it into an Engine.
 type Config struct {
+	// Prom is the Prometheus client; without one, New connects to URL through HTTP (nil =
+	// http.DefaultClient), whose transport carries authentication and timeouts.
 	Prom *prom.Client
+	URL  string
+	HTTP *http.Client
+	// MaxAnswerBytes bounds one Prometheus answer when New connects (0 = prom's default).
+	MaxAnswerBytes int64
 	// Profile is "auto" (or "") to find the profile of each model, or a profile name that
 	// every model is read with.
 	Profile string
@@ -37,8 +43,13 @@ type Config struct {
 	NoProfile bool
 }
 
-// ConfigError is a configuration that cannot be built (an unknown profile, a bad label name).
-type ConfigError struct{ Msg string }
+// ConfigError is a configuration that cannot be built (an unknown profile, a bad label name, a
+// malformed URL). Setting names the Config field at fault when it is the URL ("URL"), so a
+// front end can name its own flag or setting.
+type ConfigError struct {
+	Msg     string
+	Setting string
+}
 
 func (e *ConfigError) Error() string { return e.Msg }
 
@@ -52,20 +63,20 @@ func (c Config) Profiles() ([]profile.Profile, error) {
 	default:
 		p, err := profile.ByName(c.Profile)
 		if err != nil {
-			return nil, &ConfigError{err.Error()}
+			return nil, &ConfigError{Msg: err.Error()}
 		}
 		ps = []profile.Profile{p}
 	}
 	for name := range c.PerProfile {
 		if _, err := profile.ByName(name); err != nil {
-			return nil, &ConfigError{fmt.Sprintf("label renames for %s", err)}
+			return nil, &ConfigError{Msg: fmt.Sprintf("label renames for %s", err)}
 		}
 	}
 	for i, p := range ps {
 		l := c.PerProfile[p.Name].Over(c.Labels)
 		q, err := p.WithLabelSet(l)
 		if err != nil {
-			return nil, &ConfigError{fmt.Sprintf("%s profile: %v", p.Name, err)}
+			return nil, &ConfigError{Msg: fmt.Sprintf("%s profile: %v", p.Name, err)}
 		}
 		ps[i] = q
 	}
@@ -78,6 +89,13 @@ func (c Config) Profiles() ([]profile.Profile, error) {
 // answer empty, the health check says what is missing). Prometheus failures come back as they
 // are (prom.KindOf tells them apart), configuration errors as *ConfigError.
 func New(ctx context.Context, c Config) (*Engine, error) {
+	if c.Prom == nil && c.URL != "" {
+		client, err := prom.New(c.URL, c.HTTP, prom.MaxAnswerBytes(c.MaxAnswerBytes))
+		if err != nil {
+			return nil, &ConfigError{Msg: err.Error(), Setting: "URL"}
+		}
+		c.Prom = client
+	}
 	e := &Engine{
 		Prom: c.Prom, WarmupWindow: c.WarmupWindow, Limits: c.Limits, History: c.History,
 		ProbeURLs: c.ProbeURLs, ProbeHTTP: c.ProbeHTTP, Now: c.Now,
@@ -86,7 +104,7 @@ func New(ctx context.Context, c Config) (*Engine, error) {
 		return e, nil
 	}
 	if c.Prom == nil {
-		return nil, &ConfigError{"no Prometheus is configured"}
+		return nil, &ConfigError{Msg: "no Prometheus is configured"}
 	}
 	profiles, err := c.Profiles()
 	if err != nil {

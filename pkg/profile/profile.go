@@ -208,6 +208,10 @@ func (p Profile) Resolve(r Role, present map[string]bool) (Measure, bool, string
 
 var labelName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 
+// ValidLabelName reports whether name can be a label name the profiles read (Prometheus' legacy
+// label-name rule, which every store accepts).
+func ValidLabelName(name string) bool { return labelName.MatchString(name) }
+
 // WithLabels returns a copy of p whose model, version and instance label
 // names are replaced by the non-empty arguments (the data source's
 // modelLabel / versionLabel / instanceLabel settings). Names must be valid

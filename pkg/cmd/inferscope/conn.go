@@ -12,7 +12,6 @@ import (
 
 	"github.com/inferscope/inferscope/pkg/engine"
 	"github.com/inferscope/inferscope/pkg/profile"
-	"github.com/inferscope/inferscope/pkg/prom"
 )
 
 // exitUnavailable: the command could not read what it needs (Prometheus unreachable or
@@ -67,7 +66,7 @@ func (f profileLabelsFlag) Set(s string) error {
 	if _, err := profile.ByName(name); err != nil {
 		return err
 	}
-	if !prom.ValidLabelName(label) {
+	if !profile.ValidLabelName(label) {
 		return fmt.Errorf("%q is not a Prometheus label name", label)
 	}
 	l := f[name]
@@ -139,17 +138,16 @@ func (c *promConn) engine(ctx context.Context) (*engine.Engine, error) {
 		}
 		header.Set("Authorization", "Bearer "+strings.TrimSpace(string(b)))
 	}
-	client, err := prom.New(c.url, &http.Client{Timeout: c.timeout, Transport: headerTransport{header: header, next: http.DefaultTransport}})
-	if err != nil {
-		return nil, usagef("--prometheus: %v", err)
-	}
 	e, err := engine.New(ctx, engine.Config{
-		Prom: client, Profile: c.profile, Labels: c.labels, PerProfile: c.perProfile,
+		URL: c.url, HTTP: &http.Client{Timeout: c.timeout, Transport: headerTransport{header: header, next: http.DefaultTransport}},
+		Profile: c.profile, Labels: c.labels, PerProfile: c.perProfile,
 		WarmupWindow: c.warmup, Limits: engine.DefaultLimits, History: engine.NewHistoryCache(0),
 	})
 	var undetected *profile.NotDetectedError
 	var bad *engine.ConfigError
 	switch {
+	case errors.As(err, &bad) && bad.Setting == "URL":
+		return nil, usagef("--prometheus: %v", err)
 	case errors.As(err, &bad):
 		return nil, usagef("%v", err)
 	case errors.As(err, &undetected):

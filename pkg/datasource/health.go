@@ -10,7 +10,9 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
+	"github.com/inferscope/inferscope/pkg/engine"
 	"github.com/inferscope/inferscope/pkg/prom"
+	"github.com/inferscope/inferscope/pkg/setup"
 )
 
 // SetupStatus is the `setup` resource and the health check's JSON details.
@@ -19,6 +21,9 @@ type SetupStatus struct {
 	Profile      ProfileStatus `json:"profile"`
 	Probes       []ProbeStatus `json:"probes"`
 	WarmupWindow string        `json:"warmupWindow"`
+	// Checks are the brief's set-up checks: the scrape interval of the inference and GPU jobs
+	// and the retention (pkg/setup).
+	Checks []setup.Finding `json:"checks,omitempty"`
 }
 
 // PromStatus is the state of the Prometheus connection.
@@ -79,9 +84,25 @@ func (d *Datasource) Setup(ctx context.Context) SetupStatus {
 	st.Prometheus = d.checkPrometheus(ctx)
 	if st.Prometheus.OK {
 		st.Profile = d.detectProfile(ctx)
+		st.Checks = d.setupChecks(ctx)
 	}
 	wg.Wait()
 	return st
+}
+
+// setupChecks runs the engine's set-up checks on the servers found (the catalog has them
+// cached by detectProfile), or on the GPU series alone when no server was found.
+func (d *Datasource) setupChecks(ctx context.Context) []setup.Finding {
+	e, err := engine.New(ctx, d.engineConfig())
+	if err != nil {
+		e = d.gpuEngine(ctx)
+	}
+	findings, err := e.SetupChecks(ctx)
+	if err != nil {
+		d.logger.Warn("Set-up checks failed", "error", err.Error())
+		return []setup.Finding{{Check: "set-up", Level: setup.Unchecked, Message: "the set-up checks could not run: " + err.Error()}}
+	}
+	return findings
 }
 
 func (d *Datasource) checkPrometheus(ctx context.Context) PromStatus {
@@ -137,6 +158,14 @@ func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequ
 			parts = append(parts, fmt.Sprintf("metric profile %s: %s", st.Profile.Name, serversText(st.Profile)))
 		default:
 			parts = append(parts, "metric profile "+st.Profile.Name)
+		}
+	}
+	for _, f := range st.Checks {
+		switch f.Level {
+		case setup.Warn:
+			parts = append(parts, fmt.Sprintf("warning: %s: %s; fix: %s", f.Check, f.Message, f.Fix))
+		case setup.Unchecked:
+			parts = append(parts, f.Check+": "+f.Message)
 		}
 	}
 	for _, p := range st.Probes {

@@ -31,10 +31,10 @@ const (
 
 // Finding is one check's verdict, with the fix when it warns.
 type Finding struct {
-	Check   string // "scrape interval", "retention"
-	Level   Level
-	Message string
-	Fix     string
+	Check   string `json:"check"` // "scrape interval", "retention"
+	Level   Level  `json:"level"`
+	Message string `json:"message"`
+	Fix     string `json:"fix,omitempty"`
 }
 
 // Store is what the store's status API said.

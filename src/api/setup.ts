@@ -6,6 +6,22 @@ export interface SetupStatus {
   profile: ProfileStatus;
   probes: ProbeStatus[];
   warmupWindow: string;
+  /** The brief's set-up checks (scrape interval, retention), read from the store's status API. */
+  checks: SetupCheck[];
+}
+
+export interface SetupCheck {
+  /** "scrape interval" or "retention". */
+  check: string;
+  level: 'ok' | 'warn' | 'unchecked';
+  message: string;
+  fix?: string;
+}
+
+export interface ServerStatus {
+  profile: string;
+  title: string;
+  models: number;
 }
 
 export interface PrometheusStatus {
@@ -20,6 +36,10 @@ export interface ProfileStatus {
   name: string;
   /** true when the name came from the metric names Prometheus has, false when set by hand. */
   detected: boolean;
+  /** The inference servers found, each with the models it serves (a profile per model). */
+  servers: ServerStatus[];
+  /** A forced profile whose metrics Prometheus lacks, naming them. */
+  warning?: string;
 }
 
 export interface ProbeStatus {
@@ -64,7 +84,16 @@ export function parseSetup(data: unknown): SetupStatus {
       version: str(p.version) || undefined,
       error: str(p.error) || undefined,
     },
-    profile: { name: str(prof.name), detected: prof.detected === true },
+    profile: {
+      name: str(prof.name),
+      detected: prof.detected === true,
+      servers: (Array.isArray(prof.servers) ? prof.servers : []).filter(isObject).map((sv) => ({
+        profile: str(sv.profile),
+        title: str(sv.title),
+        models: typeof sv.models === 'number' ? sv.models : 0,
+      })),
+      warning: str(prof.warning) || undefined,
+    },
     probes: probes.filter(isObject).map((probe) => ({
       url: str(probe.url),
       ok: probe.ok === true,
@@ -72,6 +101,12 @@ export function parseSetup(data: unknown): SetupStatus {
       error: str(probe.error) || undefined,
     })),
     warmupWindow: str(data.warmupWindow),
+    checks: (Array.isArray(data.checks) ? data.checks : []).filter(isObject).map((c) => ({
+      check: str(c.check),
+      level: c.level === 'ok' || c.level === 'warn' ? c.level : 'unchecked',
+      message: str(c.message),
+      fix: str(c.fix) || undefined,
+    })),
   };
 }
 

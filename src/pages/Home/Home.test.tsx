@@ -13,6 +13,10 @@ const okSetup = {
   profile: { name: 'custom', detected: true },
   probes: [{ url: 'http://probe:9835', ok: true, gpus: 8, error: '' }],
   warmupWindow: '2m',
+  checks: [
+    { check: 'scrape interval', level: 'ok', message: 'every 15s or faster: inference' },
+    { check: 'retention', level: 'ok', message: '30d of samples kept' },
+  ],
 };
 
 function useInferscopeDataSources(...uids: string[]) {
@@ -42,6 +46,8 @@ describe('Home page', () => {
     expect(probe).toHaveTextContent('OK');
     expect(probe).toHaveTextContent('8 GPU(s)');
     expect(check('Warm-up window')).toHaveTextContent('2m');
+    expect(check('Scrape interval')).toHaveTextContent('OK');
+    expect(check('Retention')).toHaveTextContent('30d of samples kept');
     expect(screen.queryByText(/Failing/)).not.toBeInTheDocument();
     expect(requests.map((r) => `${r.method} ${r.url}`)).toEqual([`GET ${SETUP_URL}`]);
   });
@@ -80,6 +86,50 @@ describe('Home page', () => {
     expect(probe).toHaveTextContent('Failing');
     expect(probe).toHaveTextContent('context deadline exceeded');
     expect(probe).toHaveTextContent(/inferscope-probe runs on that node/);
+  });
+
+  test("warns, with the fix, on a slow scrape and a short retention, and lists a fleet's servers", async () => {
+    useInferscopeDataSources('inferscope');
+    installBackend({
+      [SETUP_URL]: {
+        status: 200,
+        body: {
+          ...okSetup,
+          profile: {
+            name: 'custom',
+            detected: true,
+            servers: [
+              { profile: 'custom', title: 'Custom (prometheus_client)', models: 2 },
+              { profile: 'vllm', title: 'vLLM', models: 1 },
+            ],
+          },
+          checks: [
+            {
+              check: 'scrape interval',
+              level: 'warn',
+              message: 'scraped less often than every 15s: inference every 1m0s',
+              fix: 'set scrape_interval: 15s on these jobs (or in global:) in prometheus.yml',
+            },
+            {
+              check: 'retention',
+              level: 'unchecked',
+              message: 'the retention could not be checked: no flags endpoint',
+            },
+          ],
+        },
+      },
+    });
+
+    render(<Home settings={{ datasourceUid: 'inferscope' }} />);
+
+    const scrape = await screen.findByRole('listitem', { name: 'Scrape interval' });
+    expect(scrape).toHaveTextContent('inference every 1m0s');
+    expect(scrape).toHaveTextContent('set scrape_interval: 15s');
+    expect(scrape).toHaveTextContent('Warning');
+    expect(check('Retention')).toHaveTextContent('Not checked: the retention could not be checked');
+    expect(check('Metric profile')).toHaveTextContent(
+      'Servers found: Custom (prometheus_client) (2 models), vLLM (1 model)'
+    );
   });
 
   test('asks for a data source when none of type Inferscope exists', () => {

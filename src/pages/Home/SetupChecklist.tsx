@@ -13,7 +13,7 @@ interface Props {
 
 export function SetupChecklist({ setup }: Props) {
   const s = useStyles2(getStyles);
-  const { prometheus, profile, probes } = setup;
+  const { prometheus, profile, probes, checks } = setup;
 
   return (
     <ul className={s.list} aria-label="Set-up checks">
@@ -23,7 +23,11 @@ export function SetupChecklist({ setup }: Props) {
         {!prometheus.ok && prometheus.error && <div>Error: {prometheus.error}</div>}
       </CheckItem>
 
-      <CheckItem title="Metric profile" state={profile.name ? 'ok' : 'warning'} hint={profileHint(profile)}>
+      <CheckItem
+        title="Metric profile"
+        state={profile.name && !profile.warning ? 'ok' : 'warning'}
+        hint={profile.warning ?? profileHint(profile)}
+      >
         {profile.name ? (
           <div>
             {profile.name} ({profile.detected ? 'detected from the metric names' : 'set in the data source settings'})
@@ -31,7 +35,26 @@ export function SetupChecklist({ setup }: Props) {
         ) : (
           <div>No profile recognised</div>
         )}
+        {profile.servers.length > 1 && (
+          <div>
+            Servers found:{' '}
+            {profile.servers
+              .map((sv) => `${sv.title || sv.profile} (${sv.models} model${sv.models === 1 ? '' : 's'})`)
+              .join(', ')}
+          </div>
+        )}
       </CheckItem>
+
+      {checks.map((c) => (
+        <CheckItem
+          key={c.check}
+          title={c.check.charAt(0).toUpperCase() + c.check.slice(1)}
+          state={c.level === 'ok' ? 'ok' : 'warning'}
+          hint={c.fix}
+        >
+          <div>{c.level === 'unchecked' ? `Not checked: ${c.message}` : c.message}</div>
+        </CheckItem>
+      ))}
 
       {probes.length === 0 ? (
         <CheckItem title="GPU probes" state="warning" hint={NO_PROBES_HINT}>

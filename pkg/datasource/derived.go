@@ -13,7 +13,6 @@ import (
 
 	"github.com/inferscope/inferscope/pkg/engine"
 	"github.com/inferscope/inferscope/pkg/profile"
-	"github.com/inferscope/inferscope/pkg/prom"
 )
 
 // run answers one parsed query of any type: one path, so every type gets the same step and
@@ -37,7 +36,7 @@ func (d *Datasource) run(ctx context.Context, q backend.DataQuery, spec engine.T
 		e, err = d.engineFor(ctx)
 	}
 	if err != nil {
-		return engineErrorResponse(err)
+		return errorResponse(err)
 	}
 	// Grafana sends the interval and the point budget with the request; older callers and
 	// alerting put them in the JSON only.
@@ -50,7 +49,7 @@ func (d *Datasource) run(ctx context.Context, q backend.DataQuery, spec engine.T
 	}
 	res, err := e.Run(ctx, query, engine.Range{Start: q.TimeRange.From, End: q.TimeRange.To, MinStep: minStep, MaxPoints: maxPoints})
 	if err != nil {
-		return engineErrorResponse(err)
+		return errorResponse(err)
 	}
 	switch {
 	case spec.Name == engine.TypePromQL:
@@ -61,21 +60,6 @@ func (d *Datasource) run(ctx context.Context, q backend.DataQuery, spec engine.T
 	return backend.DataResponse{Frames: engineFrames(q.RefID, query.LegendFormat, res)}
 }
 
-// engineErrorResponse maps an engine failure to a per-query answer.
-func engineErrorResponse(err error) backend.DataResponse {
-	var le *engine.LimitError
-	var fe *engine.FieldError
-	var pe *profileError
-	switch {
-	case errors.As(err, &le), errors.As(err, &fe), errors.As(err, &pe):
-		return badRequest(err.Error())
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		if prom.KindOf(err) == 0 {
-			return backend.ErrDataResponseWithSource(backend.StatusTimeout, backend.ErrorSourceDownstream, "the query was cancelled: "+err.Error())
-		}
-	}
-	return promErrorResponse(err)
-}
 
 // profileError is a metric profile that cannot be resolved.
 type profileError struct{ msg string }

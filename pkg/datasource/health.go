@@ -165,7 +165,10 @@ func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequ
 		case setup.Warn:
 			parts = append(parts, fmt.Sprintf("warning: %s: %s; fix: %s", f.Check, f.Message, f.Fix))
 		case setup.Unchecked:
-			parts = append(parts, f.Check+": "+f.Message)
+			// A store without the status API is worth a word; a store with nothing to check is not.
+			if strings.Contains(f.Message, "could not be checked") {
+				parts = append(parts, f.Check+": "+f.Message)
+			}
 		}
 	}
 	for _, p := range st.Probes {

@@ -2,7 +2,6 @@ package datasource
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"runtime/debug"
 	"strings"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/inferscope/inferscope/pkg/clip"
 	"github.com/inferscope/inferscope/pkg/engine"
-	"github.com/inferscope/inferscope/pkg/prom"
 )
 
 // QueryData runs the request's queries concurrently (bounded); each gets its own answer, so one
@@ -95,20 +93,3 @@ func badRequest(msg string) backend.DataResponse {
 	return backend.ErrDataResponseWithSource(backend.StatusBadRequest, backend.ErrorSourceDownstream, msg)
 }
 
-// promErrorResponse maps a Prometheus failure to a per-query answer with a fitting status.
-func promErrorResponse(err error) backend.DataResponse {
-	status := backend.StatusBadGateway
-	switch prom.KindOf(err) {
-	case prom.KindBadQuery, prom.KindExecution, prom.KindLimit:
-		status = backend.StatusBadRequest
-	case prom.KindAuth:
-		status = backend.StatusUnauthorized
-	case prom.KindTimeout, prom.KindCanceled:
-		status = backend.StatusTimeout
-	}
-	src := backend.ErrorSourceDownstream
-	if prom.KindOf(err) == 0 && !errors.Is(err, context.Canceled) {
-		src = backend.ErrorSourcePlugin
-	}
-	return backend.ErrDataResponseWithSource(status, src, err.Error())
-}

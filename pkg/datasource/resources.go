@@ -3,7 +3,6 @@ package datasource
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -13,7 +12,6 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/inferscope/inferscope/pkg/clip"
-	"github.com/inferscope/inferscope/pkg/prom"
 )
 
 // resource is one path under /api/datasources/uid/<uid>/resources/.
@@ -79,22 +77,11 @@ func resourceQuery(rawURL, name string) (url.Values, error) {
 	return q, nil
 }
 
-// failure answers a resource whose work failed: 400 when the metric profile cannot be resolved
-// or err is one of badOptions (the caller's mistake), 401 when Prometheus refused the
-// credentials, 502 when Prometheus failed otherwise.
+// failure answers a resource whose work failed, with statusOf's status; badOptions are errors
+// that are the caller's mistake.
 func failure(err error, badOptions ...error) (int, any) {
-	var pe *profileError
-	bad := errors.As(err, &pe)
-	for _, target := range badOptions {
-		bad = bad || errors.Is(err, target)
-	}
-	switch {
-	case bad:
-		return http.StatusBadRequest, errorBody{err.Error()}
-	case prom.KindOf(err) == prom.KindAuth:
-		return http.StatusUnauthorized, errorBody{err.Error()}
-	}
-	return http.StatusBadGateway, errorBody{err.Error()}
+	status, _ := statusOf(err, badOptions...)
+	return status, errorBody{err.Error()}
 }
 
 func sendJSON(sender backend.CallResourceResponseSender, status int, body any, extra map[string][]string) error {

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"html"
 	"net"
 	"net/http"
 	"net/url"
@@ -189,9 +190,33 @@ func statusError(status int, body []byte, where string) *Error {
 	return e
 }
 
-// Snippet returns at most n bytes of body as printable text on one line, for error messages.
-func Snippet(body []byte, n int) string {
+var (
+	htmlTitleRE = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>`)
+	htmlDropRE  = regexp.MustCompile(`(?is)<(script|style|head)[^>]*>.*?</(script|style|head)>`)
+	htmlTagRE   = regexp.MustCompile(`(?s)<[^>]*>`)
+	spacesRE    = regexp.MustCompile(`\s+`)
+)
+
+// bodyText is what a person would read in an answer's body: an HTML page's title, or its text
+// without markup, scripts and styles; any other body as it is.
+func bodyText(body []byte) string {
 	s := strings.TrimSpace(string(body))
+	lower := strings.ToLower(s[:min(len(s), 512)])
+	if !strings.HasPrefix(lower, "<") || !(strings.Contains(lower, "<html") || strings.Contains(lower, "<!doctype") || strings.Contains(lower, "<body") || strings.Contains(lower, "<title")) {
+		return s
+	}
+	if m := htmlTitleRE.FindStringSubmatch(s); m != nil && strings.TrimSpace(m[1]) != "" {
+		return "(HTML page) " + strings.TrimSpace(spacesRE.ReplaceAllString(html.UnescapeString(m[1]), " "))
+	}
+	s = htmlDropRE.ReplaceAllString(s, " ")
+	s = htmlTagRE.ReplaceAllString(s, " ")
+	return "(HTML page) " + strings.TrimSpace(spacesRE.ReplaceAllString(html.UnescapeString(s), " "))
+}
+
+// Snippet returns at most n bytes of body as printable text on one line, for error messages; an
+// HTML page is reduced to its title or text, never pasted as markup.
+func Snippet(body []byte, n int) string {
+	s := bodyText(body)
 	if len(s) > n {
 		s = s[:n]
 		for !utf8.ValidString(s) && len(s) > 0 {

@@ -163,3 +163,17 @@ func TestMemChild(t *testing.T) {
 	}
 	fmt.Println("child:", rangeQuery(c))
 }
+
+func TestSnippetOfHTMLIsText(t *testing.T) {
+	for _, tc := range []struct{ body, want string }{
+		{"<!DOCTYPE html><html><head><title>404 Not Found</title><style>h1{}</style></head><body><h1>Not Found</h1></body></html>", "(HTML page) 404 Not Found"},
+		{"<html><body><script>var x=1;</script><h1>Bad &amp; gateway</h1>\n<p>nginx</p></body></html>", "(HTML page) Bad & gateway nginx"},
+		{"404 page not found\n", "404 page not found"},
+		{`{"status":"error"}`, `{"status":"error"}`},
+		{"<b>not a page</b>", "<b>not a page</b>"},
+	} {
+		if got := Snippet([]byte(tc.body), 120); got != tc.want {
+			t.Errorf("Snippet(%.40q) = %q, want %q", tc.body, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,57 @@
+package datasource
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/inferscope/inferscope/pkg/engine"
+	"github.com/inferscope/inferscope/pkg/prom"
+)
+
+func TestStatusOf(t *testing.T) {
+	errBadOption := errors.New("bad option")
+	for _, tc := range []struct {
+		name string
+		err  error
+		want int
+		src  backend.ErrorSource
+	}{
+		{"a field", &engine.FieldError{Field: "quantile", Msg: "must be a number"}, 400, backend.ErrorSourceDownstream},
+		{"a limit", &engine.LimitError{Msg: "too many series"}, 400, backend.ErrorSourceDownstream},
+		{"a configuration", &engine.ConfigError{Msg: "unknown profile"}, 400, backend.ErrorSourceDownstream},
+		{"a profile", &profileError{"none"}, 400, backend.ErrorSourceDownstream},
+		{"a resource option", fmt.Errorf("window: %w", errBadOption), 400, backend.ErrorSourceDownstream},
+		{"PromQL that does not parse", &prom.Error{Kind: prom.KindBadQuery}, 400, backend.ErrorSourceDownstream},
+		{"an answer over the size limit", &prom.Error{Kind: prom.KindLimit}, 400, backend.ErrorSourceDownstream},
+		{"401", &prom.Error{Kind: prom.KindAuth, Status: 401}, 401, backend.ErrorSourceDownstream},
+		{"403", &prom.Error{Kind: prom.KindAuth, Status: 403}, 403, backend.ErrorSourceDownstream},
+		{"upstream 500", &prom.Error{Kind: prom.KindHTTP, Status: 500}, 502, backend.ErrorSourceDownstream},
+		{"upstream could not evaluate", &prom.Error{Kind: prom.KindExecution, Status: 422}, 502, backend.ErrorSourceDownstream},
+		{"unreachable", &prom.Error{Kind: prom.KindUnreachable}, 502, backend.ErrorSourceDownstream},
+		{"TLS", &prom.Error{Kind: prom.KindTLS}, 502, backend.ErrorSourceDownstream},
+		{"not Prometheus", &prom.Error{Kind: prom.KindNotPrometheus, Status: 200}, 502, backend.ErrorSourceDownstream},
+		{"timeout", &prom.Error{Kind: prom.KindTimeout}, 504, backend.ErrorSourceDownstream},
+		{"cancelled in Prometheus", &prom.Error{Kind: prom.KindCanceled}, 504, backend.ErrorSourceDownstream},
+		{"cancelled in the engine", fmt.Errorf("reading: %w", context.Canceled), 504, backend.ErrorSourceDownstream},
+		{"the plugin's own", errors.New("frame conversion failed"), 500, backend.ErrorSourcePlugin},
+	} {
+		status, src := statusOf(tc.err, errBadOption)
+		if status != tc.want || src != tc.src {
+			t.Errorf("%s: %d %s, want %d %s", tc.name, status, src, tc.want, tc.src)
+		}
+		if r := errorResponse(tc.err); int(r.Status) != tc.want && tc.name != "a resource option" {
+			t.Errorf("%s: query answer %d, want %d", tc.name, r.Status, tc.want)
+		}
+		if status, _ := failure(tc.err, errBadOption); status != tc.want {
+			t.Errorf("%s: resource answer %d, want %d", tc.name, status, tc.want)
+		}
+	}
+	if http.StatusBadGateway != int(backend.StatusBadGateway) || http.StatusGatewayTimeout != int(backend.StatusTimeout) {
+		t.Fatal("the SDK's statuses are no longer HTTP codes")
+	}
+}

@@ -78,8 +78,8 @@ func serveAlertRules(ctx context.Context, d *Datasource, req *backend.CallResour
 		return http.StatusRequestEntityTooLarge, errorBody{fmt.Sprintf("the request is larger than %d bytes", maxRulesBody)}
 	}
 	var r rulesRequest
-	if err := json.Unmarshal(req.Body, &r); err != nil {
-		return http.StatusBadRequest, errorBody{`the body must be JSON: {"action": "catalog" | "render" | "diff", "params": {…}, "existing": …}: ` + err.Error()}
+	if err := decodeBody(req.Body, &r, "rules", `{"action": "catalog" | "render" | "diff", "params": {…}, "existing": …}`); err != nil {
+		return http.StatusBadRequest, errorBody{err.Error()}
 	}
 	p, prof, err := d.rulesParams(ctx, req, r.Params)
 	if err != nil {

@@ -44,8 +44,8 @@ func serveBacktest(ctx context.Context, d *Datasource, req *backend.CallResource
 	}
 	var r backtestRequest
 	if len(strings.TrimSpace(string(req.Body))) > 0 {
-		if err := json.Unmarshal(req.Body, &r); err != nil {
-			return http.StatusBadRequest, errorBody{`the body must be JSON: {"params": {…}, "from": "…", "to": "…", "rules": ["…"]}: ` + err.Error()}
+		if err := decodeBody(req.Body, &r, "backtest", `{"params": {…}, "from": "…", "to": "…", "rules": ["…"]}`); err != nil {
+			return http.StatusBadRequest, errorBody{err.Error()}
 		}
 	}
 	var o backtest.Options

@@ -61,6 +61,9 @@ func (d *Datasource) run(ctx context.Context, q backend.DataQuery, spec engine.T
 }
 
 
+// chooseProfileAdvice is where a data source's user names the profile detection did not find.
+const chooseProfileAdvice = "choose a profile in the data source settings"
+
 // profileError is a metric profile that cannot be resolved.
 type profileError struct{ msg string }
 
@@ -84,7 +87,10 @@ func (d *Datasource) engineFor(ctx context.Context) (*engine.Engine, error) {
 	e, err := engine.New(ctx, d.engineConfig())
 	var ce *engine.ConfigError
 	var nd *profile.NotDetectedError
-	if errors.As(err, &ce) || errors.As(err, &nd) {
+	switch {
+	case errors.As(err, &nd):
+		return nil, &profileError{err.Error() + "; " + chooseProfileAdvice}
+	case errors.As(err, &ce):
 		return nil, &profileError{err.Error()}
 	}
 	return e, err

@@ -30,7 +30,7 @@ func (d *Datasource) detectProfile(ctx context.Context) ProfileStatus {
 	var nd *profile.NotDetectedError
 	switch {
 	case errors.As(err, &nd):
-		st.Reason = nd.Reason
+		st.Reason = nd.Reason + "; " + chooseProfileAdvice
 		return st
 	case err != nil:
 		d.logger.Warn("Metric profile detection failed", "error", err.Error())

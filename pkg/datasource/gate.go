@@ -28,7 +28,7 @@ func serveGate(ctx context.Context, d *Datasource, req *backend.CallResourceRequ
 	if d.settingsErr != nil {
 		return http.StatusBadRequest, errorBody{d.settingsErr.Error()}
 	}
-	q, err := resourceQuery(req.URL, "gate")
+	q, err := resourceQuery(req.URL, "gate", append([]string{"statusCodes"}, gate.QueryKeys...)...)
 	if err != nil {
 		return http.StatusBadRequest, errorBody{err.Error()}
 	}

@@ -122,7 +122,7 @@ func TestHealthNotPrometheus(t *testing.T) {
 	}))
 	defer srv.Close()
 	wantHealth(t, "garbage", newTestDS(t, instanceSettings(t, srv.URL, nil, nil)), backend.HealthStatusError,
-		`the server at `+srv.URL+` is not a Prometheus HTTP API (HTTP 200, Content-Type "text/html; charset=utf-8"): <!doctype html><title>Grafana</title>`)
+		`the server at `+srv.URL+` is not a Prometheus HTTP API (HTTP 200, Content-Type "text/html; charset=utf-8"): (HTML page) Grafana`)
 }
 
 func TestHealthAuthAndTLS(t *testing.T) {

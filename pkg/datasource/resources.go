@@ -1,12 +1,16 @@
 package datasource
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
@@ -64,17 +68,61 @@ func (d *Datasource) CallResource(ctx context.Context, req *backend.CallResource
 }
 
 // resourceQuery is the query string of a GET resource's URL (empty without one); name is the
-// resource's, for the error.
-func resourceQuery(rawURL, name string) (url.Values, error) {
+// resource's, for the error. A parameter outside known is refused, the known ones listed: a
+// misspelt one would otherwise be ignored and its default used without a word.
+func resourceQuery(rawURL, name string, known ...string) (url.Values, error) {
 	i := strings.IndexByte(rawURL, '?')
 	if i < 0 {
 		return url.Values{}, nil
 	}
 	q, err := url.ParseQuery(rawURL[i+1:])
 	if err != nil {
-		return nil, fmt.Errorf("the %s request's query string is malformed: %v", name, err)
+		return nil, fmt.Errorf("the %s request's query string is malformed: %w", name, err)
+	}
+	var unknown []string
+	for k := range q {
+		if !slices.Contains(known, k) {
+			unknown = append(unknown, strconv.Quote(clip.Text(k, 40)))
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return nil, fmt.Errorf("the %s request has unknown parameters %s: it takes %s", name, strings.Join(unknown, ", "), strings.Join(known, ", "))
 	}
 	return q, nil
+}
+
+// decodeBody reads a resource's JSON body into dst, refusing fields dst does not have (listing
+// the ones it has) and anything after the object; shape is the body's form, for messages.
+func decodeBody(body []byte, dst any, name, shape string) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(dst)
+	if err == nil && dec.More() {
+		err = errors.New("more than one JSON value")
+	}
+	if err == nil {
+		return nil
+	}
+	if field, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return fmt.Errorf("the %s request has an unknown field %s: it takes %s", name, clip.Text(field, 60), strings.Join(jsonFields(dst), ", "))
+	}
+	return fmt.Errorf("the body must be JSON: %s: %w", shape, err)
+}
+
+// jsonFields lists the JSON names of a struct's fields (dst is a pointer to it).
+func jsonFields(dst any) []string {
+	t := reflect.TypeOf(dst)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	var out []string
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // failure answers a resource whose work failed, with statusOf's status; badOptions are errors

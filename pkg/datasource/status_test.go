@@ -2,9 +2,11 @@ package datasource
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
@@ -53,5 +55,28 @@ func TestStatusOf(t *testing.T) {
 	}
 	if http.StatusBadGateway != int(backend.StatusBadGateway) || http.StatusGatewayTimeout != int(backend.StatusTimeout) {
 		t.Fatal("the SDK's statuses are no longer HTTP codes")
+	}
+}
+
+// A misspelt field or parameter is refused with the known ones listed, never ignored with its
+// default silently used.
+func TestResourcesRefuseUnknownFields(t *testing.T) {
+	d := newTestDS(t, instanceSettings(t, "http://127.0.0.1:1", map[string]any{}, nil))
+	for _, tc := range []struct {
+		method, path, url, body string
+		want                    string
+	}{
+		{http.MethodPost, "backtest", "backtest", `{"last":"400d"}`, `the backtest request has an unknown field "last": it takes params, from, to, rules`},
+		{http.MethodPost, "backtest", "backtest", `{"from":"0"} {"to":"1"}`, "more than one JSON value"},
+		{http.MethodPost, "rules", "rules", `{"action":"render","parms":{}}`, `the rules request has an unknown field "parms": it takes action, params, existing`},
+		{http.MethodGet, "triage", "triage?model=m&windw=15m", "", `the triage request has unknown parameters "windw": it takes model, version, instance, node, gpu, from, to, before`},
+		{http.MethodGet, "gate", "gate?model=m&baseline=a&canary=b&windows=2h", "", `the gate request has unknown parameters "windows": it takes statusCodes, model, baseline`},
+	} {
+		ans := resourceAnswer(t, d, &backend.CallResourceRequest{Method: tc.method, Path: tc.path, URL: tc.url, Body: []byte(tc.body)})
+		var e errorBody
+		_ = json.Unmarshal(ans.Body, &e)
+		if ans.Status != http.StatusBadRequest || !strings.Contains(e.Error, tc.want) {
+			t.Errorf("%s %s %s: %d %s, want 400 with %q", tc.method, tc.url, tc.body, ans.Status, ans.Body, tc.want)
+		}
 	}
 }

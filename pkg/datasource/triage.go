@@ -18,7 +18,7 @@ func serveTriage(ctx context.Context, d *Datasource, req *backend.CallResourceRe
 	if d.settingsErr != nil {
 		return http.StatusBadRequest, errorBody{d.settingsErr.Error()}
 	}
-	q, err := resourceQuery(req.URL, "triage")
+	q, err := resourceQuery(req.URL, "triage", triage.QueryKeys...)
 	if err != nil {
 		return http.StatusBadRequest, errorBody{err.Error()}
 	}

@@ -130,12 +130,15 @@ func ParseTime(s string) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
 		return t, nil
 	}
-	if x, err := strconv.ParseFloat(s, 64); err == nil && x > 0 && x < 1e11 {
+	if x, err := strconv.ParseFloat(s, 64); err == nil && x >= 0 && x < 1e11 {
 		sec, frac := math.Modf(x)
 		return time.Unix(int64(sec), int64(frac*1e9)).UTC(), nil
 	}
 	return time.Time{}, fmt.Errorf("%q is not an RFC 3339 time or Unix seconds", s)
 }
+
+// QueryKeys are the parameters OptionsFromQuery reads.
+var QueryKeys = []string{"model", "baseline", "canary", "window", "at", "latencyThreshold", "memoryThreshold", "minRequests", "minPoints"}
 
 // OptionsFromQuery reads the resource's parameters: model, baseline, canary, window, at,
 // latencyThreshold, memoryThreshold, minRequests, minPoints. Defaults are not applied.

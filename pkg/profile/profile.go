@@ -283,7 +283,8 @@ func Choose(setting string, metricNames []string) (Profile, error) {
 	return p, nil
 }
 
-// NotDetectedError says why no profile matched the metric names.
+// NotDetectedError says why no profile matched the metric names. Each front end adds where its
+// user names a profile (the data source's settings, the command's --profile).
 type NotDetectedError struct{ Reason string }
 
 func (e *NotDetectedError) Error() string { return "no metric profile detected: " + e.Reason }
@@ -328,7 +329,7 @@ func Detect(metricNames []string) (Profile, Detection) {
 	}
 	if len(cands) == 0 {
 		return Profile{}, Detection{Reason: fmt.Sprintf(
-			"no known inference-server metrics found among %d metric names (looked for the %v profiles); choose a profile in the data source settings",
+			"no known inference-server metrics found among %d metric names (looked for the %v profiles)",
 			len(metricNames), Names())}
 	}
 	better := func(a, b Candidate) bool {

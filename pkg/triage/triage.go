@@ -98,6 +98,9 @@ func (o Options) Validate() error {
 	return nil
 }
 
+// QueryKeys are the parameters OptionsFromQuery reads.
+var QueryKeys = []string{"model", "version", "instance", "node", "gpu", "from", "to", "before"}
+
 // OptionsFromQuery reads the resource's parameters: model, version, instance, node, gpu, from,
 // to, before. from and to accept RFC 3339 or Unix seconds; before is a duration. Defaults are
 // not applied.

@@ -151,7 +151,7 @@ func (c *promConn) engine(ctx context.Context) (*engine.Engine, error) {
 	case errors.As(err, &bad):
 		return nil, usagef("%v", err)
 	case errors.As(err, &undetected):
-		return nil, exitStatus{exitUnavailable, err.Error()}
+		return nil, exitStatus{exitUnavailable, err.Error() + "; name one with --profile (" + strings.Join(profile.Names(), ", ") + ")"}
 	case err != nil:
 		return nil, exitStatus{exitUnavailable, err.Error()}
 	}

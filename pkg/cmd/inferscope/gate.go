@@ -51,7 +51,7 @@ func (f ratioFlag) Set(s string) error {
 	return nil
 }
 
-func runGate(ctx context.Context, path string, args []string, stdout, _ io.Writer) error {
+func runGate(ctx context.Context, path string, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet(path)
 	var conn promConn
 	conn.register(fs)
@@ -60,12 +60,13 @@ func runGate(ctx context.Context, path string, args []string, stdout, _ io.Write
 	fs.StringVar(&o.Baseline, "baseline", "", "the current version")
 	fs.StringVar(&o.Canary, "canary", "", "the canary version")
 	window := fs.String("window", "2h", "window compared, ending at --at")
-	at := fs.String("at", "", "end of the window, RFC 3339 (default now)")
+	at := fs.String("at", "", "end of the window, RFC 3339 or Unix seconds (default now)")
 	fs.Var(ratioFlag{&o.LatencyThreshold}, "latency-threshold", "latency increase that fails")
 	fs.Var(ratioFlag{&o.MemoryThreshold}, "memory-threshold", "GPU memory increase that fails")
 	fs.Float64Var(&o.MinRequests, "min-requests", gate.DefaultMinRequests, "requests each version must serve in the window")
 	fs.IntVar(&o.MinPoints, "min-points", gate.DefaultMinPoints, "latency points both versions must have")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	quiet := fs.Bool("quiet", false, "no progress lines on standard error")
 	help := func() {
 		fmt.Fprintf(stdout, `%s --prometheus URL --model M --baseline V --canary V [flags]
 
@@ -78,12 +79,13 @@ Flags:
 %s
   --model M, --baseline V, --canary V   what to compare (required)
   --window DURATION            default 2h
-  --at TIME                    end of the window, RFC 3339 (default now)
+  --at TIME                    end of the window, RFC 3339 or Unix seconds (default now)
   --latency-threshold RATIO    default 10%%
   --memory-threshold RATIO     default 5%%
   --min-requests N             per version in the window (default %d)
   --min-points N               latency points both versions have (default %d)
   --json                       print the report as JSON (the data source's gate resource answer)
+  --quiet                      no progress lines on standard error
 
 %s
 `, path, connFlagsHelp(), gate.DefaultMinRequests, gate.DefaultMinPoints, gateExitHelp)
@@ -108,7 +110,10 @@ Flags:
 		return err
 	}
 	e = e.ForModel(o.Model) // in a fleet, the model's own server
+	p := newProgress(stderr, "gate", *quiet)
+	p.Step(1, 1, fmt.Sprintf("comparing %s %s with %s", o.Model, o.Canary, o.Baseline))
 	r, err := gate.Evaluate(ctx, e, o)
+	p.Done()
 	if err != nil {
 		return workFailed(err, gate.ErrOptions)
 	}

@@ -127,6 +127,19 @@ func TestExportToSpecialTargets(t *testing.T) {
 	}
 }
 
+// Every command takes --quiet, as the README promises (scripts pass it to all of them alike).
+func TestEveryCommandTakesQuiet(t *testing.T) {
+	for _, args := range [][]string{
+		{"rules", "list"}, {"rules", "export", "--format", "prometheus"},
+		{"report"}, {"triage"}, {"gate"}, {"backtest"},
+	} {
+		code, _, errOut := runCLI(t, append(args, "--quiet", "--help")...)
+		if code != exitOK || strings.Contains(errOut, "flag provided but not defined") {
+			t.Errorf("%v --quiet: exit %d: %s", args, code, errOut)
+		}
+	}
+}
+
 func TestCommandLineErrors(t *testing.T) {
 	for _, tc := range []struct {
 		args []string

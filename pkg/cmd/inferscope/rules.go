@@ -115,13 +115,14 @@ func runExport(_ context.Context, path string, args []string, stdout, stderr io.
 	format := fs.String("format", "", "output format")
 	output := fs.String("output", "", "write to this file instead of standard output (- = standard output)")
 	orgID := fs.Int64("org-id", 1, "Grafana organisation id of the rules (grafana format)")
+	fs.Bool("quiet", false, "accepted as by every command; the export prints nothing on standard error")
 	p := paramFlags(fs)
 	help := func() {
 		fmt.Fprintf(stdout, "%s --format FORMAT [flags]\n\nRenders the Inferscope alert-rule catalog (P0/P1/P2, warm-up filtered, with context annotations).\n\nFormats:\n", path)
 		for _, f := range formats {
 			fmt.Fprintf(stdout, "  %-21s %s\n", f.name, f.help)
 		}
-		fmt.Fprintf(stdout, "\nFlags:\n  --format FORMAT\n      one of the formats above (required)\n  --output FILE\n      write to FILE instead of standard output (- = standard output); a regular file is\n      replaced atomically and keeps its mode, a symbolic link's target is written, a device or\n      FIFO is written in place\n  --org-id N\n      Grafana organisation of the rules, grafana format (default 1)\n")
+		fmt.Fprintf(stdout, "\nFlags:\n  --format FORMAT\n      one of the formats above (required)\n  --output FILE\n      write to FILE instead of standard output (- = standard output); a regular file is\n      replaced atomically and keeps its mode, a symbolic link's target is written, a device or\n      FIFO is written in place\n  --org-id N\n      Grafana organisation of the rules, grafana format (default 1)\n  --quiet\n      accepted as by every command (the export prints no progress)\n")
 		printParamHelp(stdout)
 		fmt.Fprintf(stdout, "\nDurations are Prometheus durations (90s, 5m, 1h30m); ratios are fractions (0.92) or percentages (92%%).\n\n%s\n", exitCodesHelp)
 	}
@@ -177,9 +178,10 @@ func formatNames() string {
 
 func runList(_ context.Context, path string, args []string, stdout, _ io.Writer) error {
 	fs := newFlagSet(path)
+	fs.Bool("quiet", false, "accepted as by every command; the list prints nothing on standard error")
 	p := paramFlags(fs)
 	help := func() {
-		fmt.Fprintf(stdout, "%s [flags]\n\nLists the catalog: id, severity, hold time, condition; rules the metric profile cannot feed say why.\n\nFlags:", path)
+		fmt.Fprintf(stdout, "%s [flags]\n\nLists the catalog: id, severity, hold time, condition; rules the metric profile cannot feed say why.\n\nFlags:\n  --quiet\n      accepted as by every command (the list prints no progress)", path)
 		printParamHelp(stdout)
 		fmt.Fprintf(stdout, "\n%s\n", exitCodesHelp)
 	}

@@ -42,6 +42,7 @@ type Datasource struct {
 	settingsErr error
 	prom        *prom.Client
 	probeHTTP   *http.Client
+	probeErr    error // probe credentials that cannot be used, reported on every probe
 	limits      Limits
 	version     string
 	logger      log.Logger
@@ -78,6 +79,12 @@ func New(ctx context.Context, s backend.DataSourceInstanceSettings, version stri
 	}
 	d.catalog = &engine.Catalog{}
 	d.settings, d.settingsErr = ParseSettings(s)
+	// Probe credentials that cannot be used fail the probes alone, never the Prometheus queries.
+	if hc, err := probeHTTPClient(s, limits.ProbeTimeout); err != nil {
+		d.probeErr = err
+	} else {
+		d.probeHTTP = hc
+	}
 	if d.settingsErr != nil {
 		d.logger.Warn("Data source settings are invalid", "uid", s.UID, "problem", d.settingsErr.Error())
 		return d

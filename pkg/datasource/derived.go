@@ -60,7 +60,6 @@ func (d *Datasource) run(ctx context.Context, q backend.DataQuery, spec engine.T
 	return backend.DataResponse{Frames: engineFrames(q.RefID, query.LegendFormat, res)}
 }
 
-
 // chooseProfileAdvice is where a data source's user names the profile detection did not find.
 const chooseProfileAdvice = "choose a profile in the data source settings"
 

@@ -32,8 +32,13 @@ func (d *Datasource) checkProbe(ctx context.Context, rawURL string) ProbeStatus 
 		return ps
 	}
 
+	if d.probeErr != nil {
+		return fail("misconfigured", fmt.Sprintf("probe at %s: %v", where, d.probeErr))
+	}
 	h, code, err := d.getProbeHealth(ctx, rawURL)
 	switch {
+	case code == http.StatusUnauthorized || code == http.StatusForbidden:
+		return fail("unauthorized", fmt.Sprintf("probe at %s refused the credentials (HTTP %d): set the probes' basic-auth user and password or bearer token in the data source settings (probeBasicAuthUser, secure probeBasicAuthPassword or probeBearerToken)", where, code))
 	case err != nil:
 		return fail("unreachable", fmt.Sprintf("cannot reach probe at %s: %s", where, transportReason(err)))
 	case code == http.StatusServiceUnavailable && h.Status != "":

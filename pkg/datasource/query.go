@@ -92,4 +92,3 @@ func (d *Datasource) runQuery(ctx context.Context, q backend.DataQuery) (r backe
 func badRequest(msg string) backend.DataResponse {
 	return backend.ErrDataResponseWithSource(backend.StatusBadRequest, backend.ErrorSourceDownstream, msg)
 }
-

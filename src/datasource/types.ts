@@ -82,6 +82,10 @@ export interface InferscopeOptions extends DataSourceJsonData {
   modelLabel?: string;
   versionLabel?: string;
   instanceLabel?: string;
+  /** The probes' own credentials (their --web.config.file), never Prometheus'. */
+  probeBasicAuthUser?: string;
+  probeTlsSkipVerify?: boolean;
+  probeTlsServerName?: string;
 }
 
 /** Values sent to the backend once and never returned to the browser. */
@@ -93,4 +97,9 @@ export interface InferscopeSecureJsonData {
   /** With httpHeaderName1 "Authorization": "Bearer <token>". */
   httpHeaderValue1?: string;
   [httpHeaderValue: `httpHeaderValue${number}`]: string | undefined;
+  probeBasicAuthPassword?: string;
+  probeBearerToken?: string;
+  probeTlsCACert?: string;
+  probeTlsClientCert?: string;
+  probeTlsClientKey?: string;
 }

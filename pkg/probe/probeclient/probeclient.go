@@ -73,6 +73,9 @@ func (c *Client) Get(ctx context.Context, probeURL string) (Snapshot, error) {
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("probe %s: reading response: %w", u, err)
 	}
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		return Snapshot{}, fmt.Errorf("probe %s: %w (HTTP %d): set the probes' credentials in the data source settings", u, ErrUnauthorized, resp.StatusCode)
+	}
 	if resp.StatusCode != http.StatusOK {
 		return Snapshot{}, fmt.Errorf("probe %s: HTTP %d: %s", u, resp.StatusCode, snippet(body))
 	}
@@ -88,6 +91,9 @@ func (c *Client) Get(ctx context.Context, probeURL string) (Snapshot, error) {
 	}
 	return s, nil
 }
+
+// ErrUnauthorized: the probe refused the credentials (its --web.config.file asks for others).
+var ErrUnauthorized = errors.New("the probe refused the credentials")
 
 // SnapshotURL turns a probe's base URL into its snapshot URL.
 func SnapshotURL(probeURL string) (string, error) {

@@ -182,4 +182,27 @@ describe('ConfigEditor', () => {
     await userEvent.click(await screen.findByRole('option', { name: /vLLM/ }));
     expect(latest().jsonData.profile).toBe('vllm');
   });
+  test('probe credentials: the user in jsonData, the password and CA only in secureJsonData', async () => {
+    const { latest } = renderEditor();
+    await userEvent.click(screen.getByRole('button', { name: 'Expand section Probe credentials' }));
+    await userEvent.type(screen.getByLabelText('Basic-auth user'), 'grafana');
+    await userEvent.type(screen.getByLabelText('Basic-auth password'), 's3cret');
+    await userEvent.type(screen.getByLabelText(/^CA certificate/), 'PEM');
+    expect(latest().jsonData.probeBasicAuthUser).toBe('grafana');
+    expect(latest().secureJsonData?.probeBasicAuthPassword).toBe('s3cret');
+    expect(latest().secureJsonData?.probeTlsCACert).toBe('PEM');
+    expect(JSON.stringify(latest().jsonData)).not.toContain('s3cret');
+    expect(latest().basicAuth).toBe(false); // Prometheus' own authentication is untouched
+  });
+
+  test('a configured probe password is shown as set and can be reset', async () => {
+    const { latest } = renderEditor(
+      settings({ jsonData: { probeBasicAuthUser: 'grafana' }, secureJsonFields: { probeBasicAuthPassword: true } })
+    );
+    const reset = screen.getAllByRole('button', { name: 'Reset' });
+    expect(reset.length).toBeGreaterThan(0);
+    await userEvent.click(reset[reset.length - 1]);
+    expect(latest().secureJsonFields.probeBasicAuthPassword).toBe(false);
+    expect(latest().secureJsonData?.probeBasicAuthPassword).toBe('');
+  });
 });

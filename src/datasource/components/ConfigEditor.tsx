@@ -23,6 +23,7 @@ import {
   Settings,
 } from './auth';
 import { InferscopeSettings } from './InferscopeSettings';
+import { ProbeCredentials } from './ProbeCredentials';
 
 export type ConfigEditorProps = DataSourcePluginOptionsEditorProps<InferscopeOptions, InferscopeSecureJsonData>;
 
@@ -101,6 +102,7 @@ export function ConfigEditor({ options, onOptionsChange }: ConfigEditorProps) {
       <Divider />
 
       <InferscopeSettings options={options} onOptionsChange={onChange} />
+      <ProbeCredentials options={options} onOptionsChange={onChange} />
     </div>
   );
 }

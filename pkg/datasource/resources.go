@@ -74,7 +74,7 @@ func resourceQuery(rawURL, name string) (url.Values, error) {
 	}
 	q, err := url.ParseQuery(rawURL[i+1:])
 	if err != nil {
-		return nil, fmt.Errorf("the %s request's query string is malformed: %v", name, err)
+		return nil, fmt.Errorf("the %s request's query string is malformed: %w", name, err)
 	}
 	return q, nil
 }

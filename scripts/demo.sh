@@ -46,10 +46,19 @@ go build -o "$bin/inferscope" ./pkg/cmd/inferscope
 go build -o "$bin/inferscope-loadgen" ./pkg/cmd/inferscope-loadgen
 CGO_ENABLED=1 go build -o "$bin/inferscope-probe" ./pkg/cmd/inferscope-probe
 
-pids=() names=()
+pids=() names=() sleeper=
+# nap SECONDS: sleeps in the background and waits for it, so a signal is handled at once; the
+# sleep itself is ended by cleanup, so nothing of the demo outlives it.
+nap() {
+  sleep "$1" &
+  sleeper=$!
+  wait "$sleeper" || true
+  sleeper=
+}
 # cleanup stops what the demo started, saying what: on Ctrl-C, SIGTERM, an error or the end.
 cleanup() {
   trap - INT TERM EXIT
+  if [ -n "$sleeper" ]; then kill "$sleeper" 2>/dev/null || true; fi
   local alive=() what=() i
   for i in "${!pids[@]}"; do
     if kill -0 "${pids[$i]}" 2>/dev/null; then alive+=("${pids[$i]}"); what+=("${names[$i]}"); fi
@@ -81,8 +90,7 @@ await() {
   while kill -0 "$pid" 2>/dev/null; do
     for _ in 1 2 3 4 5 6 7 8 9 10; do
       kill -0 "$pid" 2>/dev/null || break
-      sleep 1 &
-      wait $! || true
+      nap 1
     done
     kill -0 "$pid" 2>/dev/null && log "$what: $((SECONDS - began)) s so far"
   done
@@ -129,8 +137,7 @@ until curl -fsS "http://127.0.0.1:$prom_port/-/ready" >/dev/null 2>&1; do
     log "waiting for Prometheus to load the history: $((SECONDS - began)) s so far"
     next=$((next + 10))
   fi
-  sleep 0.2 &
-  wait $! || true
+  nap 0.2
 done
 
 prom=http://127.0.0.1:$prom_port

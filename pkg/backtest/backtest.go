@@ -148,37 +148,25 @@ func Run(ctx context.Context, e *engine.Engine, o Options, progress func(done, t
 	began := time.Now()
 	o = o.WithDefaults(e.Clock())
 	if err := o.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
+		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
 	p := o.Params
 	catalog, err := alerting.Catalog(p)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
+		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
 	plans, err := alerting.Plans(p)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
+		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
-	byID := map[string]*alerting.Plan{}
-	for i := range plans {
-		byID[plans[i].Rule.ID] = &plans[i]
+	names := engineLabelNames{instance: e.Profile.InstanceLabel, model: e.Profile.ModelLabel}
+	if names.instance == "" {
+		names.instance = "instance"
 	}
-	want := map[string]bool{}
-	for _, id := range o.Rules {
-		known := false
-		for _, r := range catalog {
-			known = known || r.ID == id
-		}
-		if !known {
-			ids := make([]string, len(catalog))
-			for i, r := range catalog {
-				ids[i] = r.ID
-			}
-			return nil, fmt.Errorf("%w: unknown rule %q: the catalog has %s", ErrOptions, clip.Text(id, 60), strings.Join(ids, ", "))
-		}
-		want[id] = true
+	rules, err := selectRules(o.Rules, catalog, plans, names)
+	if err != nil {
+		return nil, err
 	}
-
 	var trips atomic.Int64
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(i httptrace.WroteRequestInfo) {
 		if i.Err == nil {
@@ -187,19 +175,7 @@ func Run(ctx context.Context, e *engine.Engine, o Options, progress func(done, t
 	}})
 
 	evals := EvalTimes(o.From, o.To, p.Interval)
-	rep := &Report{From: o.From, To: o.To, Interval: alertDuration(p.Interval), Notices: []string{}}
-	names := engineLabelNames{instance: e.Profile.InstanceLabel, model: e.Profile.ModelLabel}
-	if names.instance == "" {
-		names.instance = "instance"
-	}
-	for _, r := range catalog {
-		if len(want) > 0 && !want[r.ID] {
-			continue
-		}
-		rr := RuleReport{ID: r.ID, Alert: r.Alert, Title: r.Title, Severity: r.Severity, For: r.ForText,
-			Unavailable: r.Unavailable, Episodes: []EpisodeReport{}, plan: byID[r.ID], labels: names}
-		rep.Rules = append(rep.Rules, rr)
-	}
+	rep := &Report{From: o.From, To: o.To, Interval: alertDuration(p.Interval), Notices: []string{}, Rules: rules}
 
 	ev, err := readEvents(ctx, e, o.From, o.To, p.Interval)
 	if err != nil {
@@ -211,6 +187,51 @@ func Run(ctx context.Context, e *engine.Engine, o Options, progress func(done, t
 	rep.Warmups, rep.Deploys = ev.warmups, ev.deploys
 	rep.Notices = append(rep.Notices, ev.notices...)
 
+	replayAll(ctx, e, rep, o, evals, progress)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	rep.Queries = trips.Load()
+	rep.Seconds = time.Since(began).Seconds()
+	return rep, nil
+}
+
+// selectRules makes the report of each catalog rule asked for (every rule when ids is empty);
+// an id the catalog lacks is a wrong question.
+func selectRules(ids []string, catalog []alerting.Rule, plans []alerting.Plan, names engineLabelNames) ([]RuleReport, error) {
+	byID := map[string]*alerting.Plan{}
+	for i := range plans {
+		byID[plans[i].Rule.ID] = &plans[i]
+	}
+	want := map[string]bool{}
+	for _, id := range ids {
+		known := false
+		for _, r := range catalog {
+			known = known || r.ID == id
+		}
+		if !known {
+			all := make([]string, len(catalog))
+			for i, r := range catalog {
+				all[i] = r.ID
+			}
+			return nil, fmt.Errorf("%w: unknown rule %q: the catalog has %s", ErrOptions, clip.Text(id, 60), strings.Join(all, ", "))
+		}
+		want[id] = true
+	}
+	var rules []RuleReport
+	for _, r := range catalog {
+		if len(want) > 0 && !want[r.ID] {
+			continue
+		}
+		rules = append(rules, RuleReport{ID: r.ID, Alert: r.Alert, Title: r.Title, Severity: r.Severity, For: r.ForText,
+			Unavailable: r.Unavailable, Episodes: []EpisodeReport{}, plan: byID[r.ID], labels: names})
+	}
+	return rules, nil
+}
+
+// replayAll replays rep's rules on a few workers, collecting each notice once in rep; it stops
+// taking rules when ctx ends.
+func replayAll(ctx context.Context, e *engine.Engine, rep *Report, o Options, evals []int64, progress func(done, total int, ruleID string)) {
 	fetches := &fetchMemo{}
 	var (
 		mu      sync.Mutex
@@ -249,12 +270,6 @@ func Run(ctx context.Context, e *engine.Engine, o Options, progress func(done, t
 		}()
 	}
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	rep.Queries = trips.Load()
-	rep.Seconds = time.Since(began).Seconds()
-	return rep, nil
 }
 
 // replay runs one rule and fills its report; it returns the notices worth showing.

@@ -68,10 +68,36 @@ type jsonOptions struct {
 // ParseSettings validates the instance settings and returns every problem it finds in one
 // error, each naming the setting and how to fix it.
 func ParseSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
-	var problems []string
 	out := Settings{WarmupWindow: DefaultWarmupWindow, Profile: "auto"}
+	problems := out.readURL(s.URL)
 
-	raw := strings.TrimSpace(s.URL)
+	var dat map[string]json.RawMessage
+	if len(s.JSONData) > 0 && string(s.JSONData) != "null" {
+		if err := json.Unmarshal(s.JSONData, &dat); err != nil {
+			problems = append(problems, "the data source's JSON settings are not a JSON object: "+err.Error())
+			return out, settingsError(problems)
+		}
+	}
+	problems = append(problems, checkSDKFieldTypes(dat)...)
+	opts, bad := decodeOptions(dat)
+	problems = append(problems, bad...)
+	problems = append(problems, out.readProbeURLs(opts.ProbeURLs)...)
+	problems = append(problems, out.readWarmupWindow(opts.WarmupWindow)...)
+	problems = append(problems, out.readProfile(opts.Profile)...)
+	problems = append(problems, out.readLabels(opts)...)
+	problems = append(problems, out.readProfileLabels(opts.ProfileLabels)...)
+	if len(problems) > 0 {
+		return out, settingsError(problems)
+	}
+	return out, nil
+}
+
+// Each step below reads one group of settings into out and returns its problems.
+
+// readURL reads the Prometheus URL.
+func (out *Settings) readURL(url string) []string {
+	var problems []string
+	raw := strings.TrimSpace(url)
 	switch {
 	case raw == "":
 		problems = append(problems, "Prometheus URL is empty: set it in the data source's HTTP section")
@@ -82,16 +108,13 @@ func ParseSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 			out.PrometheusURL = raw
 		}
 	}
+	return problems
+}
 
-	var dat map[string]json.RawMessage
-	if len(s.JSONData) > 0 && string(s.JSONData) != "null" {
-		if err := json.Unmarshal(s.JSONData, &dat); err != nil {
-			problems = append(problems, "the data source's JSON settings are not a JSON object: "+err.Error())
-			return out, settingsError(problems)
-		}
-	}
-	problems = append(problems, checkSDKFieldTypes(dat)...)
-
+// decodeOptions decodes the JSON settings this data source reads; a value of the wrong JSON
+// type is a problem naming what the setting takes.
+func decodeOptions(dat map[string]json.RawMessage) (jsonOptions, []string) {
+	var problems []string
 	var opts jsonOptions
 	for key, dst := range map[string]any{
 		"probeUrls": &opts.ProbeURLs, "warmupWindow": &opts.WarmupWindow, "profile": &opts.Profile,
@@ -113,9 +136,14 @@ func ParseSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 			problems = append(problems, fmt.Sprintf("setting %s must be %s, got %s", key, want, clip.Text(string(v), 60)))
 		}
 	}
+	return opts, problems
+}
 
+// readProbeURLs keeps the well-formed probe URLs, each once.
+func (out *Settings) readProbeURLs(urls []string) []string {
+	var problems []string
 	seen := map[string]bool{}
-	for _, p := range opts.ProbeURLs {
+	for _, p := range urls {
 		p = strings.TrimSpace(p)
 		if p == "" {
 			continue
@@ -129,8 +157,13 @@ func ParseSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 			out.ProbeURLs = append(out.ProbeURLs, p)
 		}
 	}
+	return problems
+}
 
-	if w := strings.TrimSpace(opts.WarmupWindow); w != "" {
+// readWarmupWindow reads the warm-up window (bounded by maxWarmupWindow).
+func (out *Settings) readWarmupWindow(window string) []string {
+	var problems []string
+	if w := strings.TrimSpace(window); w != "" {
 		d, err := model.ParseDuration(w)
 		switch {
 		case err != nil:
@@ -141,15 +174,25 @@ func ParseSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 			out.WarmupWindow = time.Duration(d)
 		}
 	}
+	return problems
+}
 
-	if p := strings.TrimSpace(opts.Profile); p != "" {
+// readProfile reads the forced metric profile ("auto" when unset).
+func (out *Settings) readProfile(name string) []string {
+	var problems []string
+	if p := strings.TrimSpace(name); p != "" {
 		if !slices.Contains(profileNames, p) {
 			problems = append(problems, fmt.Sprintf("profile %q is unknown: use one of %s", clip.Text(p, 40), strings.Join(profileNames, ", ")))
 		} else {
 			out.Profile = p
 		}
 	}
+	return problems
+}
 
+// readLabels reads the data source's label renames.
+func (out *Settings) readLabels(opts jsonOptions) []string {
+	var problems []string
 	for _, l := range []struct {
 		key string
 		val string
@@ -169,9 +212,15 @@ func ParseSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 		}
 		*l.dst = v
 	}
+	return problems
+}
 
-	names := make([]string, 0, len(opts.ProfileLabels))
-	for name := range opts.ProfileLabels {
+// readProfileLabels reads the label renames per profile, in the profiles' name order; a
+// profile with any malformed rename keeps none of them.
+func (out *Settings) readProfileLabels(perProfile map[string]profileLabelsJSON) []string {
+	var problems []string
+	names := make([]string, 0, len(perProfile))
+	for name := range perProfile {
 		names = append(names, name)
 	}
 	slices.Sort(names)
@@ -180,7 +229,7 @@ func ParseSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 			problems = append(problems, fmt.Sprintf("profileLabels names profile %q, which is unknown: use one of %s", clip.Text(name, 40), strings.Join(profile.Names(), ", ")))
 			continue
 		}
-		pl := opts.ProfileLabels[name]
+		pl := perProfile[name]
 		var l profile.Labels
 		ok := true
 		for _, f := range []struct {
@@ -205,11 +254,7 @@ func ParseSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 			out.ProfileLabels[name] = l
 		}
 	}
-
-	if len(problems) > 0 {
-		return out, settingsError(problems)
-	}
-	return out, nil
+	return problems
 }
 
 // WarmupWindowText renders the warm-up window the way it is configured ("2m").

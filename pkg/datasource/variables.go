@@ -80,7 +80,7 @@ func parseVariableRequest(raw string) (variableRequest, error) {
 	if i := strings.IndexByte(raw, '?'); i >= 0 {
 		var err error
 		if q, err = url.ParseQuery(raw[i+1:]); err != nil {
-			return vr, fmt.Errorf("the variables request's query string is malformed: %v", err)
+			return vr, fmt.Errorf("the variables request's query string is malformed: %w", err)
 		}
 	}
 	vr.kind = q.Get("kind")

@@ -182,38 +182,6 @@ func (x *Exec) baselineHistory(ctx context.Context, m profile.Measure, q float64
 		}
 		return copyWithout(labels, dayLabel, m.QuantileLabel), true
 	}
-	// read fetches expr over [a, b], or only the part the history cache lacks. shift is how far
-	// the grid lies after the data it reads (a day for the offset query): it decides which
-	// samples are old enough to keep.
-	read := func(expr string, a, b int64, shift time.Duration) ([]derive.Series, error) {
-		grid, err := derive.Grid(a, b, step)
-		if err != nil {
-			return nil, err
-		}
-		c := x.e.History
-		if c != nil {
-			fa, fb, need := c.missing(expr, a, b, step)
-			var fetched []derive.Series
-			if need {
-				part, err := derive.Grid(fa, fb, step)
-				if err != nil {
-					return nil, err
-				}
-				if fetched, err = x.fetchRange(ctx, expr, fa, fb, historyStep, part); err != nil {
-					return nil, fmt.Errorf("reading the previous days: %w", err)
-				}
-			}
-			stable := x.e.Clock().Add(shift - historyStable).UnixMilli()
-			if series, ok := c.merge(expr, fetched, fa, a, b, step, stable, grid); ok {
-				return series, nil
-			}
-		}
-		series, err := x.fetchRange(ctx, expr, a, b, historyStep, grid)
-		if err != nil {
-			return nil, fmt.Errorf("reading the previous days: %w", err)
-		}
-		return series, nil
-	}
 	out := map[string][]point{}
 	a, b := floorTo(x.g.start-win, step), ceilTo(x.g.end+win, step)
 	if b-dayMs < from { // the day windows touch neither each other nor the current range
@@ -225,7 +193,7 @@ func (x *Exec) baselineHistory(ctx context.Context, m profile.Measure, q float64
 			}
 			parts = append(parts, withLabel(e, dayLabel, strconv.Itoa(d)))
 		}
-		series, err := read(strings.Join(parts, " or "), a, b, day)
+		series, err := x.readHistory(ctx, strings.Join(parts, " or "), a, b, day)
 		if err != nil {
 			return nil, err
 		}
@@ -252,7 +220,7 @@ func (x *Exec) baselineHistory(ctx context.Context, m profile.Measure, q float64
 	if err != nil {
 		return nil, err
 	}
-	series, err := read(expr, floorTo(x.g.start-int64(opt.Days)*dayMs-win, step), floorTo(from-1, step), 0)
+	series, err := x.readHistory(ctx, expr, floorTo(x.g.start-int64(opt.Days)*dayMs-win, step), floorTo(from-1, step), 0)
 	if err != nil {
 		return nil, err
 	}
@@ -269,6 +237,40 @@ func (x *Exec) baselineHistory(ctx context.Context, m profile.Measure, q float64
 		}
 	}
 	return out, nil
+}
+
+// readHistory fetches expr over [a, b] on the history grid, or only the part the history
+// cache lacks. shift is how far the grid lies after the data it reads (a day for the offset
+// query): it decides which samples are old enough to keep.
+func (x *Exec) readHistory(ctx context.Context, expr string, a, b int64, shift time.Duration) ([]derive.Series, error) {
+	step := historyStep.Milliseconds()
+	grid, err := derive.Grid(a, b, step)
+	if err != nil {
+		return nil, err
+	}
+	c := x.e.History
+	if c != nil {
+		fa, fb, need := c.missing(expr, a, b, step)
+		var fetched []derive.Series
+		if need {
+			part, err := derive.Grid(fa, fb, step)
+			if err != nil {
+				return nil, err
+			}
+			if fetched, err = x.fetchRange(ctx, expr, fa, fb, historyStep, part); err != nil {
+				return nil, fmt.Errorf("reading the previous days: %w", err)
+			}
+		}
+		stable := x.e.Clock().Add(shift - historyStable).UnixMilli()
+		if series, ok := c.merge(expr, fetched, fa, a, b, step, stable, grid); ok {
+			return series, nil
+		}
+	}
+	series, err := x.fetchRange(ctx, expr, a, b, historyStep, grid)
+	if err != nil {
+		return nil, fmt.Errorf("reading the previous days: %w", err)
+	}
+	return series, nil
 }
 
 // mergeHistory joins the previous days' points with the current series (which wins where both

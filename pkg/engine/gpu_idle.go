@@ -96,36 +96,9 @@ func (iq gpuIdleQuery) Run(ctx context.Context, x *Exec) error {
 	}
 	util := mergeGPU(GPUUtil, utilRaws, len(eval.t))
 
-	// Node QPS history → the baseline mean on the evaluation grid.
-	histByNode := map[string][]float64{}
-	for in, v := range history {
-		node := InstanceNode(in)
-		if len(nodes) == 0 || slices.Contains(nodes, node) {
-			histByNode[node] = sumNaN(histByNode[node], v)
-		}
-	}
-	nodeNames := make([]string, 0, len(sig.qps))
-	for node := range sig.qps {
-		nodeNames = append(nodeNames, node)
-	}
-	sort.Strings(nodeNames)
-	baseline := map[string][]float64{}
-	var noHistory []string
-	for _, node := range nodeNames {
-		h, ok := histByNode[node]
-		if !ok {
-			baseline[node] = nanValues(len(eval.t))
-			noHistory = append(noHistory, node)
-			continue
-		}
-		b, err := derive.Baseline(derive.Series{T: hist.t, V: h}, eval.t, bopt)
-		if err != nil {
-			return err
-		}
-		baseline[node] = b.Mean
-		if gpuAllNaN(b.Mean) {
-			noHistory = append(noHistory, node)
-		}
+	nodeNames, baseline, noHistory, err := nodeBaselines(history, nodes, sig, hist, eval, bopt)
+	if err != nil {
+		return err
 	}
 
 	n := 2*len(util.keys) + 2*len(nodeNames)
@@ -137,34 +110,9 @@ func (iq gpuIdleQuery) Run(ctx context.Context, x *Exec) error {
 	}
 
 	idx := lastIndex(eval.t, out.t)
-	opt := derive.IdleOptions{IdleFor: iq.idleFor, TrafficFraction: iq.qpsFraction}
-	var noServer []GPUKey
-	for _, k := range util.keys {
-		qps, ok := sig.qps[k.Node]
-		if !ok {
-			noServer = append(noServer, k)
-			qps = nanValues(len(eval.t))
-		}
-		base, ok := baseline[k.Node]
-		if !ok {
-			base = nanValues(len(eval.t))
-		}
-		idle, err := derive.IdleUnderTraffic(derive.Series{T: eval.t, V: util.values[k]}, derive.Series{T: eval.t, V: qps},
-			derive.Series{T: eval.t, V: base}, effectiveReady(sig, k.Node), opt)
-		if err != nil {
-			return err
-		}
-		flag := sampleMax(idle.V, eval.t, out.t, out.step.Milliseconds())
-		for i, v := range flag {
-			if math.IsNaN(v) {
-				flag[i] = 0 // unknown is never true
-			}
-		}
-		s := newSeries("idle_under_traffic", k.String()+" idle under traffic", UnitNone, k.Labels(), out.t, flag)
-		s.Mappings, s.Min, s.Max = idleMappings, ptr(0), ptr(1)
-		s.Thresholds = []Threshold{{Value: 1, Severity: Critical}}
-		u := gpuSeries(GPUUtil, k, out.t, sampleAt(util.values[k], idx))
-		x.Add(s, u)
+	noServer, err := x.addIdleSeries(iq, util, sig, baseline, eval, out, idx)
+	if err != nil {
+		return err
 	}
 	for _, node := range nodeNames {
 		l := map[string]string{"node": node}
@@ -223,4 +171,75 @@ func gpuAllNaN(v []float64) bool {
 		}
 	}
 	return true
+}
+
+// nodeBaselines turns the nodes' QPS history into the baseline mean on the evaluation grid,
+// for the nodes with requests now (sorted); it also names the nodes without history.
+func nodeBaselines(history map[string][]float64, nodes []string, sig nodeSignals, hist, eval gpuGrid, bopt derive.BaselineOptions) ([]string, map[string][]float64, []string, error) {
+	histByNode := map[string][]float64{}
+	for in, v := range history {
+		node := InstanceNode(in)
+		if len(nodes) == 0 || slices.Contains(nodes, node) {
+			histByNode[node] = sumNaN(histByNode[node], v)
+		}
+	}
+	nodeNames := make([]string, 0, len(sig.qps))
+	for node := range sig.qps {
+		nodeNames = append(nodeNames, node)
+	}
+	sort.Strings(nodeNames)
+	baseline := map[string][]float64{}
+	var noHistory []string
+	for _, node := range nodeNames {
+		h, ok := histByNode[node]
+		if !ok {
+			baseline[node] = nanValues(len(eval.t))
+			noHistory = append(noHistory, node)
+			continue
+		}
+		b, err := derive.Baseline(derive.Series{T: hist.t, V: h}, eval.t, bopt)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		baseline[node] = b.Mean
+		if gpuAllNaN(b.Mean) {
+			noHistory = append(noHistory, node)
+		}
+	}
+	return nodeNames, baseline, noHistory, nil
+}
+
+// addIdleSeries adds the idle-under-traffic flag and the utilisation of each GPU, and returns
+// the GPUs whose node serves no requests.
+func (x *Exec) addIdleSeries(iq gpuIdleQuery, util gpuValues, sig nodeSignals, baseline map[string][]float64, eval, out gpuGrid, idx []int) ([]GPUKey, error) {
+	opt := derive.IdleOptions{IdleFor: iq.idleFor, TrafficFraction: iq.qpsFraction}
+	var noServer []GPUKey
+	for _, k := range util.keys {
+		qps, ok := sig.qps[k.Node]
+		if !ok {
+			noServer = append(noServer, k)
+			qps = nanValues(len(eval.t))
+		}
+		base, ok := baseline[k.Node]
+		if !ok {
+			base = nanValues(len(eval.t))
+		}
+		idle, err := derive.IdleUnderTraffic(derive.Series{T: eval.t, V: util.values[k]}, derive.Series{T: eval.t, V: qps},
+			derive.Series{T: eval.t, V: base}, effectiveReady(sig, k.Node), opt)
+		if err != nil {
+			return nil, err
+		}
+		flag := sampleMax(idle.V, eval.t, out.t, out.step.Milliseconds())
+		for i, v := range flag {
+			if math.IsNaN(v) {
+				flag[i] = 0 // unknown is never true
+			}
+		}
+		s := newSeries("idle_under_traffic", k.String()+" idle under traffic", UnitNone, k.Labels(), out.t, flag)
+		s.Mappings, s.Min, s.Max = idleMappings, ptr(0), ptr(1)
+		s.Thresholds = []Threshold{{Value: 1, Severity: Critical}}
+		u := gpuSeries(GPUUtil, k, out.t, sampleAt(util.values[k], idx))
+		x.Add(s, u)
+	}
+	return noServer, nil
 }

@@ -102,31 +102,9 @@ func (x *Exec) fetchNodeSignals(ctx context.Context, nodes []string, g gpuGrid, 
 		x.Notice(Info, fmt.Sprintf("%s: the model's readiness is unknown (%s); it is assumed ready", x.prof.Title, loadWhy))
 	}
 	if warm && hasReq {
-		// Counter resets show restarts of servers without a process start time (Triton,
-		// TorchServe, TGI).
-		reqMatchers := x.nodeMatchers(scopeModelVersion, reqM.Matchers, nodes)
-		reqSel, err := selector(reqM.Metrics, reqMatchers)
-		if err != nil {
+		var err error
+		if resetsExpr, startExpr, err = x.nodeRestartExprs(reqM, nodes, rateWindow); err != nil {
 			return nodeSignals{}, err
-		}
-		if resetsExpr, err = sumOverRange("resets", reqM.Metrics, reqMatchers, []string{il}, rateWindow, 0); err != nil {
-			return nodeSignals{}, err
-		}
-		if startM, ok, _ := x.resolve(profile.ProcessStart); ok {
-			sel, err := selector(startM.Metrics, x.nodeMatchers(scopeInstance, startM.Matchers, nodes))
-			if err != nil {
-				return nodeSignals{}, err
-			}
-			start, err := aggregate("max", []string{il}, sel)
-			if err != nil {
-				return nodeSignals{}, err
-			}
-			present, err := aggregate("group", []string{il}, reqSel)
-			if err != nil {
-				return nodeSignals{}, err
-			}
-			// Only the inference servers' processes: a probe on the same node has its own.
-			startExpr = start + " and on (" + il + ") " + present
 		}
 	}
 
@@ -180,17 +158,10 @@ func (x *Exec) fetchNodeSignals(ctx context.Context, nodes []string, g gpuGrid, 
 		if !warm {
 			continue
 		}
-		var resetAt []int64
-		if r, ok := resets[in]; ok {
-			resetAt = risingEdges(derive.Series{T: g.t, V: r})
-		}
-		mask, err := derive.WarmupMask(g.t, derive.InstanceSignals{
-			Ready: gridSeries(g.t, ready[in]), StartTime: gridSeries(g.t, start[in]), Presence: gridSeries(g.t, qps[in]), Resets: resetAt,
-		}, x.warmupWindow())
+		mask, err := x.instanceWarmup(in, g, widen, ready[in], start[in], qps[in], resets[in])
 		if err != nil {
-			return nodeSignals{}, fmt.Errorf("warm-up mask of %s: %w", in, err)
+			return nodeSignals{}, err
 		}
-		mask = widenMask(mask, g.t, widen.Milliseconds())
 		x.recordWarmup(in, "", mask, g.t)
 		if cur, ok := sig.warming[node]; ok {
 			for i := range cur {
@@ -201,6 +172,55 @@ func (x *Exec) fetchNodeSignals(ctx context.Context, nodes []string, g gpuGrid, 
 		}
 	}
 	return sig, nil
+}
+
+// nodeRestartExprs are the restart signals of the nodes' inference servers: their counter
+// resets and, where the profile has one, their process start time.
+func (x *Exec) nodeRestartExprs(reqM profile.Measure, nodes []string, rateWindow time.Duration) (resets, startExpr string, err error) {
+	il := x.instanceLabel
+	// Counter resets show restarts of servers without a process start time (Triton,
+	// TorchServe, TGI).
+	reqMatchers := x.nodeMatchers(scopeModelVersion, reqM.Matchers, nodes)
+	reqSel, err := selector(reqM.Metrics, reqMatchers)
+	if err != nil {
+		return "", "", err
+	}
+	if resets, err = sumOverRange("resets", reqM.Metrics, reqMatchers, []string{il}, rateWindow, 0); err != nil {
+		return "", "", err
+	}
+	if startM, ok, _ := x.resolve(profile.ProcessStart); ok {
+		sel, err := selector(startM.Metrics, x.nodeMatchers(scopeInstance, startM.Matchers, nodes))
+		if err != nil {
+			return "", "", err
+		}
+		start, err := aggregate("max", []string{il}, sel)
+		if err != nil {
+			return "", "", err
+		}
+		present, err := aggregate("group", []string{il}, reqSel)
+		if err != nil {
+			return "", "", err
+		}
+		// Only the inference servers' processes: a probe on the same node has its own.
+		startExpr = start + " and on (" + il + ") " + present
+	}
+	return resets, startExpr, nil
+}
+
+// instanceWarmup is an instance's warm-up mask from its readiness, start time, presence and
+// counter resets, widened by widen.
+func (x *Exec) instanceWarmup(in string, g gpuGrid, widen time.Duration, ready, start, presence, resets []float64) (derive.Mask, error) {
+	var resetAt []int64
+	if resets != nil {
+		resetAt = risingEdges(derive.Series{T: g.t, V: resets})
+	}
+	mask, err := derive.WarmupMask(g.t, derive.InstanceSignals{
+		Ready: gridSeries(g.t, ready), StartTime: gridSeries(g.t, start), Presence: gridSeries(g.t, presence), Resets: resetAt,
+	}, x.warmupWindow())
+	if err != nil {
+		return nil, fmt.Errorf("warm-up mask of %s: %w", in, err)
+	}
+	return widenMask(mask, g.t, widen.Milliseconds()), nil
 }
 
 func gridSeries(t []int64, v []float64) derive.Series {

@@ -122,180 +122,21 @@ func (x *Exec) readLatencies(ctx context.Context, reqs []latencyReq, by []string
 			return nil, err
 		}
 	}
-	serverQuantiles := len(ws.warming()) == 0
-	var parts []part
-	var finish []func(res [][]derive.Series) error
+	pl := &latencyPlan{x: x, by: by, serverQuantiles: len(ws.warming()) == 0}
 	out := make([][]stat, len(reqs))
 	for ri, r := range reqs {
-		m := r.m
-		var quants []float64
-		wantMean := false
-		for _, q := range r.qs {
-			if q == 0 {
-				wantMean = true
-			} else {
-				quants = append(quants, q)
-			}
-		}
-		if len(quants) > 0 && !hasQuantiles(m) {
-			x.Notice(Warning, fmt.Sprintf("%s: percentiles do not exist for this metric (%s), only the mean", x.prof.Title, m.Kind))
-			quants = nil
-		}
-		ms := x.matchers(x.scopeOf(m), m.Matchers)
-		scale := scaleOf(m)
-		// addRates adds one part per metric and returns where they start.
-		addRates := func(metrics []string, by []string) (int, int, error) {
-			ps := rateParts(metrics, ms, by)
-			at := len(parts)
-			parts = append(parts, ps...)
-			return at, len(ps), nil
-		}
-		if len(quants) > 0 && m.Kind == profile.Histogram && serverQuantiles && len(m.Metrics) == 1 {
-			at := len(parts)
-			for _, q := range quants {
-				parts = append(parts, part{op: "sum", metric: m.Metrics[0] + "_bucket", matchers: ms, rate: true, by: by, quantile: q})
-			}
-			finish = append(finish, func(res [][]derive.Series) error {
-				for k, q := range quants {
-					for _, s := range res[at+k] {
-						scaleValues(s.V, scale)
-						out[ri] = append(out[ri], stat{Q: q, Series: s})
-					}
-				}
-				return nil
-			})
-		} else if len(quants) > 0 && m.Kind == profile.Histogram {
-			at, n, err := addRates(suffixed(m.Metrics, "_bucket"), union(by, derive.BucketLabel))
-			if err != nil {
-				return nil, err
-			}
-			finish = append(finish, func(res [][]derive.Series) error {
-				buckets, err := sumParts(res[at:at+n], union(by, derive.BucketLabel))
-				if err != nil {
-					return err
-				}
-				hs, err := derive.Histograms(buckets)
-				if err != nil {
-					return err
-				}
-				for _, h := range hs {
-					for _, q := range quants {
-						s := h.Quantile(q)
-						scaleValues(s.V, scale)
-						out[ri] = append(out[ri], stat{Q: q, Series: s})
-					}
-				}
-				return nil
-			})
-		}
-		if len(quants) > 0 && m.Kind == profile.Summary {
-			if len(m.Metrics) != 1 {
-				return nil, fmt.Errorf("a summary role needs exactly one metric, got %v", m.Metrics)
-			}
-			at := len(parts)
-			parts = append(parts, part{op: "max", metric: m.Metrics[0], matchers: ms, by: union(by, m.QuantileLabel), perInstance: true})
-			finish = append(finish, func(res [][]derive.Series) error {
-				found := map[float64]bool{}
-				for _, s := range res[at] {
-					q, ok := matchQuantile(s.Labels[m.QuantileLabel], quants)
-					if !ok {
-						continue
-					}
-					found[q] = true
-					v := slices.Clone(s.V)
-					scaleValues(v, scale)
-					out[ri] = append(out[ri], stat{Q: q, Series: derive.Series{Labels: copyWithout(s.Labels, m.QuantileLabel), T: s.T, V: v}})
-				}
-				if len(res[at]) > 0 {
-					for _, q := range quants {
-						if !found[q] {
-							x.Notice(Warning, fmt.Sprintf("%s does not export the %s quantile (its summary objectives are fixed in the server's configuration)",
-								strings.Join(m.Metrics, "+"), quantileName(q)))
-						}
-					}
-				}
-				return nil
-			})
-		}
-		if wantMean && serverQuantiles && len(m.Minus) == 0 &&
-			(m.Kind == profile.Histogram || m.Kind == profile.Summary || m.Kind == profile.MicrosecondCounter) {
-			// Prometheus divides the summed rates itself: half the series to send. (A
-			// difference, TorchServe's compute, stays here, where it is floored at zero.)
-			expr, err := x.latencyExpr(m, 0, by, 0)
-			if err != nil {
-				return nil, err
-			}
-			at := len(parts)
-			parts = append(parts, part{fixed: expr, by: by})
-			finish = append(finish, func(res [][]derive.Series) error {
-				for _, s := range res[at] {
-					for i, v := range s.V {
-						if math.IsInf(v, 0) || v < 0 {
-							s.V[i] = math.NaN() // no requests is no data
-						}
-					}
-					out[ri] = append(out[ri], stat{Q: 0, Series: s})
-				}
-				return nil
-			})
-		} else if wantMean {
-			var dur, minus, count []string
-			switch m.Kind {
-			case profile.Histogram, profile.Summary:
-				dur, count = suffixed(m.Metrics, "_sum"), suffixed(m.Metrics, "_count")
-			case profile.MicrosecondCounter:
-				dur, minus, count = m.Metrics, m.Minus, m.Count
-			default:
-				return nil, fmt.Errorf("a %s cannot give a latency", m.Kind)
-			}
-			atD, nD, err := addRates(dur, by)
-			if err != nil {
-				return nil, err
-			}
-			atC, nC, err := addRates(count, by)
-			if err != nil {
-				return nil, err
-			}
-			atM, nM := 0, 0
-			if len(minus) > 0 {
-				if atM, nM, err = addRates(minus, by); err != nil {
-					return nil, err
-				}
-			}
-			finish = append(finish, func(res [][]derive.Series) error {
-				d, err := sumParts(res[atD:atD+nD], by)
-				if err != nil {
-					return err
-				}
-				c, err := sumParts(res[atC:atC+nC], by)
-				if err != nil {
-					return err
-				}
-				var sub []derive.Series
-				if nM > 0 {
-					if sub, err = sumParts(res[atM:atM+nM], by); err != nil {
-						return err
-					}
-				}
-				means, err := meanFromRates(d, sub, c, nM > 0, scale, by)
-				if err != nil {
-					return err
-				}
-				for _, s := range means {
-					out[ri] = append(out[ri], stat{Q: 0, Series: s})
-				}
-				return nil
-			})
+		if err := pl.plan(r, &out[ri]); err != nil {
+			return nil, err
 		}
 	}
-	if len(parts) == 0 {
+	if len(pl.parts) == 0 {
 		return out, nil
 	}
-	res, err := x.read(ctx, parts)
+	res, err := x.read(ctx, pl.parts)
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range finish {
+	for _, f := range pl.finish {
 		if err := f(res); err != nil {
 			return nil, err
 		}
@@ -309,6 +150,211 @@ func (x *Exec) readLatencies(ctx context.Context, reqs []latencyReq, by []string
 		})
 	}
 	return out, nil
+}
+
+// latencyPlan gathers the parts of one round trip and, per part group, the step that turns
+// their answer into statistics.
+type latencyPlan struct {
+	x  *Exec
+	by []string
+	// serverQuantiles: no instance is warming, so Prometheus may aggregate (see readLatencies).
+	serverQuantiles bool
+	parts           []part
+	finish          []func(res [][]derive.Series) error
+}
+
+// add appends parts and returns where they start in the answer.
+func (pl *latencyPlan) add(ps ...part) int {
+	at := len(pl.parts)
+	pl.parts = append(pl.parts, ps...)
+	return at
+}
+
+// addRates adds one rate part per metric and returns where they start and how many there are.
+func (pl *latencyPlan) addRates(metrics []string, ms []prom.Matcher, by []string) (int, int) {
+	ps := rateParts(metrics, ms, by)
+	return pl.add(ps...), len(ps)
+}
+
+// plan adds the parts of one measure, one planner per kind and statistic; the statistics are
+// appended to dst when the answer is in.
+func (pl *latencyPlan) plan(r latencyReq, dst *[]stat) error {
+	m := r.m
+	var quants []float64
+	wantMean := false
+	for _, q := range r.qs {
+		if q == 0 {
+			wantMean = true
+		} else {
+			quants = append(quants, q)
+		}
+	}
+	x := pl.x
+	if len(quants) > 0 && !hasQuantiles(m) {
+		x.Notice(Warning, fmt.Sprintf("%s: percentiles do not exist for this metric (%s), only the mean", x.prof.Title, m.Kind))
+		quants = nil
+	}
+	ms := x.matchers(x.scopeOf(m), m.Matchers)
+	if len(quants) > 0 && m.Kind == profile.Histogram && pl.serverQuantiles && len(m.Metrics) == 1 {
+		pl.serverHistogramQuantiles(m, ms, quants, dst)
+	} else if len(quants) > 0 && m.Kind == profile.Histogram {
+		pl.histogramQuantiles(m, ms, quants, dst)
+	}
+	if len(quants) > 0 && m.Kind == profile.Summary {
+		if err := pl.summaryQuantiles(m, ms, quants, dst); err != nil {
+			return err
+		}
+	}
+	if wantMean && pl.serverQuantiles && len(m.Minus) == 0 &&
+		(m.Kind == profile.Histogram || m.Kind == profile.Summary || m.Kind == profile.MicrosecondCounter) {
+		return pl.serverMean(m, dst)
+	} else if wantMean {
+		return pl.rateMean(m, ms, dst)
+	}
+	return nil
+}
+
+// serverHistogramQuantiles has Prometheus take each quantile of the summed buckets.
+func (pl *latencyPlan) serverHistogramQuantiles(m profile.Measure, ms []prom.Matcher, quants []float64, dst *[]stat) {
+	scale := scaleOf(m)
+	at := len(pl.parts)
+	for _, q := range quants {
+		pl.add(part{op: "sum", metric: m.Metrics[0] + "_bucket", matchers: ms, rate: true, by: pl.by, quantile: q})
+	}
+	pl.finish = append(pl.finish, func(res [][]derive.Series) error {
+		for k, q := range quants {
+			for _, s := range res[at+k] {
+				scaleValues(s.V, scale)
+				*dst = append(*dst, stat{Q: q, Series: s})
+			}
+		}
+		return nil
+	})
+}
+
+// histogramQuantiles reads the buckets' rates and takes the quantiles here.
+func (pl *latencyPlan) histogramQuantiles(m profile.Measure, ms []prom.Matcher, quants []float64, dst *[]stat) {
+	scale := scaleOf(m)
+	by := union(pl.by, derive.BucketLabel)
+	at, n := pl.addRates(suffixed(m.Metrics, "_bucket"), ms, by)
+	pl.finish = append(pl.finish, func(res [][]derive.Series) error {
+		buckets, err := sumParts(res[at:at+n], by)
+		if err != nil {
+			return err
+		}
+		hs, err := derive.Histograms(buckets)
+		if err != nil {
+			return err
+		}
+		for _, h := range hs {
+			for _, q := range quants {
+				s := h.Quantile(q)
+				scaleValues(s.V, scale)
+				*dst = append(*dst, stat{Q: q, Series: s})
+			}
+		}
+		return nil
+	})
+}
+
+// summaryQuantiles reads a summary's exported quantiles per instance (they cannot be summed),
+// with a notice for each quantile asked that the summary does not export.
+func (pl *latencyPlan) summaryQuantiles(m profile.Measure, ms []prom.Matcher, quants []float64, dst *[]stat) error {
+	if len(m.Metrics) != 1 {
+		return fmt.Errorf("a summary role needs exactly one metric, got %v", m.Metrics)
+	}
+	x, scale := pl.x, scaleOf(m)
+	at := pl.add(part{op: "max", metric: m.Metrics[0], matchers: ms, by: union(pl.by, m.QuantileLabel), perInstance: true})
+	pl.finish = append(pl.finish, func(res [][]derive.Series) error {
+		found := map[float64]bool{}
+		for _, s := range res[at] {
+			q, ok := matchQuantile(s.Labels[m.QuantileLabel], quants)
+			if !ok {
+				continue
+			}
+			found[q] = true
+			v := slices.Clone(s.V)
+			scaleValues(v, scale)
+			*dst = append(*dst, stat{Q: q, Series: derive.Series{Labels: copyWithout(s.Labels, m.QuantileLabel), T: s.T, V: v}})
+		}
+		if len(res[at]) > 0 {
+			for _, q := range quants {
+				if !found[q] {
+					x.Notice(Warning, fmt.Sprintf("%s does not export the %s quantile (its summary objectives are fixed in the server's configuration)",
+						strings.Join(m.Metrics, "+"), quantileName(q)))
+				}
+			}
+		}
+		return nil
+	})
+	return nil
+}
+
+// serverMean has Prometheus divide the summed rates itself: half the series to send. (A
+// difference, TorchServe's compute, stays in rateMean, where it is floored at zero.)
+func (pl *latencyPlan) serverMean(m profile.Measure, dst *[]stat) error {
+	expr, err := pl.x.latencyExpr(m, 0, pl.by, 0)
+	if err != nil {
+		return err
+	}
+	at := pl.add(part{fixed: expr, by: pl.by})
+	pl.finish = append(pl.finish, func(res [][]derive.Series) error {
+		for _, s := range res[at] {
+			for i, v := range s.V {
+				if math.IsInf(v, 0) || v < 0 {
+					s.V[i] = math.NaN() // no requests is no data
+				}
+			}
+			*dst = append(*dst, stat{Q: 0, Series: s})
+		}
+		return nil
+	})
+	return nil
+}
+
+// rateMean reads the duration, count (and subtracted) rates and divides them here.
+func (pl *latencyPlan) rateMean(m profile.Measure, ms []prom.Matcher, dst *[]stat) error {
+	var dur, minus, count []string
+	switch m.Kind {
+	case profile.Histogram, profile.Summary:
+		dur, count = suffixed(m.Metrics, "_sum"), suffixed(m.Metrics, "_count")
+	case profile.MicrosecondCounter:
+		dur, minus, count = m.Metrics, m.Minus, m.Count
+	default:
+		return fmt.Errorf("a %s cannot give a latency", m.Kind)
+	}
+	by, scale := pl.by, scaleOf(m)
+	atD, nD := pl.addRates(dur, ms, by)
+	atC, nC := pl.addRates(count, ms, by)
+	atM, nM := 0, 0
+	if len(minus) > 0 {
+		atM, nM = pl.addRates(minus, ms, by)
+	}
+	pl.finish = append(pl.finish, func(res [][]derive.Series) error {
+		d, err := sumParts(res[atD:atD+nD], by)
+		if err != nil {
+			return err
+		}
+		c, err := sumParts(res[atC:atC+nC], by)
+		if err != nil {
+			return err
+		}
+		var sub []derive.Series
+		if nM > 0 {
+			if sub, err = sumParts(res[atM:atM+nM], by); err != nil {
+				return err
+			}
+		}
+		means, err := meanFromRates(d, sub, c, nM > 0, scale, by)
+		if err != nil {
+			return err
+		}
+		for _, s := range means {
+			*dst = append(*dst, stat{Q: 0, Series: s})
+		}
+		return nil
+	})
+	return nil
 }
 
 // meanFromRates is (Σ rate(dur) − Σ rate(minus)) / Σ rate(count) × scale per group.

@@ -56,19 +56,7 @@ func (sq splitQuery) Run(ctx context.Context, x *Exec) error {
 		x.Notice(Warning, "the queue/compute split needs both queue and compute time")
 		return nil
 	}
-	network, okN, whyN := x.resolve(profile.NetworkTime)
-	var e2e profile.Measure
-	if okN {
-		var okE bool
-		e2e, okE, _ = x.resolve(profile.Latency)
-		if !okE {
-			okN = false
-			whyN = "the network segment needs the service's own latency to subtract from the gateway's"
-		}
-	}
-	if !okN && whyN != "" {
-		x.Notice(Info, whyN)
-	}
+	network, e2e, okN := networkSegment(x)
 	x.Notice(Info, "segments are mean times per request (means add up; percentiles do not)")
 	x.SetPadding(sq.opt.BaselineWindow)
 	by := x.serviceLabels(sq.perInstance)
@@ -106,32 +94,58 @@ func (sq splitQuery) Run(ctx context.Context, x *Exec) error {
 			}
 			in.Network = n
 		}
-		sp, err := derive.SplitLatency(in, sq.opt)
-		if err != nil {
-			return fmt.Errorf("split of %s: %w", labelsText(q.Labels), err)
+		if err := sq.addSegments(x, t, q.Labels, in); err != nil {
+			return err
 		}
-		sp = sp.Slice(x.g.start, x.g.end)
-		l := q.Labels
-		segs := []struct {
-			seg   derive.Segment
-			value derive.Series
-		}{{derive.Queue, in.Queue}, {derive.Compute, in.Compute}, {derive.Network, in.Network}}
-		for _, sg := range segs {
-			if sg.value.Empty() {
-				continue
-			}
-			name := sg.seg.String()
-			x.Add(newSeries(name, x.displayName(l, name), UnitSeconds, l, t, x.output(sg.value).V))
-			share := newSeries(name+"_share", x.displayName(l, name+" share"), UnitPercentUnit, l, t, sp.Share[sg.seg])
-			share.Min, share.Max = ptr(0), ptr(1)
-			x.Add(share)
-		}
-		x.Add(newSeries("total", x.displayName(l, "total"), UnitSeconds, l, t, sp.Total))
-		regime := newSeries("regime", x.displayName(l, "regime"), UnitNone, l, t, sp.Regime)
-		regime.Mappings = RegimeMappings
-		regime.Min, regime.Max = ptr(0), ptr(3)
-		x.Add(regime)
 	}
+	return nil
+}
+
+// networkSegment resolves the gateway's latency and the service's own, which the network
+// segment is the difference of; without both it says why (when the profile says).
+func networkSegment(x *Exec) (network, e2e profile.Measure, ok bool) {
+	network, ok, why := x.resolve(profile.NetworkTime)
+	if ok {
+		var okE bool
+		e2e, okE, _ = x.resolve(profile.Latency)
+		if !okE {
+			ok = false
+			why = "the network segment needs the service's own latency to subtract from the gateway's"
+		}
+	}
+	if !ok && why != "" {
+		x.Notice(Info, why)
+	}
+	return network, e2e, ok
+}
+
+// addSegments adds one group's segments, their shares of the total, the total and the regime
+// over the query's range.
+func (sq splitQuery) addSegments(x *Exec, t []int64, l map[string]string, in derive.SplitInput) error {
+	sp, err := derive.SplitLatency(in, sq.opt)
+	if err != nil {
+		return fmt.Errorf("split of %s: %w", labelsText(l), err)
+	}
+	sp = sp.Slice(x.g.start, x.g.end)
+	segs := []struct {
+		seg   derive.Segment
+		value derive.Series
+	}{{derive.Queue, in.Queue}, {derive.Compute, in.Compute}, {derive.Network, in.Network}}
+	for _, sg := range segs {
+		if sg.value.Empty() {
+			continue
+		}
+		name := sg.seg.String()
+		x.Add(newSeries(name, x.displayName(l, name), UnitSeconds, l, t, x.output(sg.value).V))
+		share := newSeries(name+"_share", x.displayName(l, name+" share"), UnitPercentUnit, l, t, sp.Share[sg.seg])
+		share.Min, share.Max = ptr(0), ptr(1)
+		x.Add(share)
+	}
+	x.Add(newSeries("total", x.displayName(l, "total"), UnitSeconds, l, t, sp.Total))
+	regime := newSeries("regime", x.displayName(l, "regime"), UnitNone, l, t, sp.Regime)
+	regime.Mappings = RegimeMappings
+	regime.Min, regime.Max = ptr(0), ptr(3)
+	x.Add(regime)
 	return nil
 }
 

@@ -24,7 +24,7 @@ var ErrOptions = errors.New("bad gate options")
 func Evaluate(ctx context.Context, e *engine.Engine, o Options) (*Report, error) {
 	o = o.WithDefaults(e.Clock())
 	if err := o.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
+		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
 	p := e.Profile
 	if p.VersionLabel == "" {
@@ -36,59 +36,18 @@ func Evaluate(ctx context.Context, e *engine.Engine, o Options) (*Report, error)
 	}
 	rng := engine.Range{Start: o.At.Add(-o.Window), End: o.At, MinStep: stepFor(o.Window)}
 
-	// Traffic per instance of each version.
-	perInstance := func(version string) (map[string]float64, []string, error) {
-		res, err := run(ctx, e, engine.Throughput{Select: engine.Select{Model: []string{o.Model}, Version: []string{version}}, By: "instance"}, rng)
-		if err != nil {
-			return nil, nil, err
-		}
-		out := map[string]float64{}
-		for _, s := range res.Series {
-			// Each point is the mean rate over the step before it: the first point's step lies
-			// before the window.
-			n := 0.0
-			for i, v := range s.V {
-				if i > 0 && finite(v) {
-					n += v * res.Step.Seconds()
-				}
-			}
-			out[s.Labels[instLabel]] += n
-		}
-		return out, noticeTexts(res), nil
-	}
-	baseInst, notes, err := perInstance(o.Baseline)
+	baseInst, notes, err := requestsPerInstance(ctx, e, o, o.Baseline, instLabel, rng)
 	if err != nil {
 		return nil, err
 	}
-	canInst, notes2, err := perInstance(o.Canary)
+	canInst, notes2, err := requestsPerInstance(ctx, e, o, o.Canary, instLabel, rng)
 	if err != nil {
 		return nil, err
 	}
-	var shared []string
 	var m Measurements
-	for in, n := range canInst {
-		if n > 0 && baseInst[in] > 0 {
-			shared = append(shared, in)
-		}
-	}
-	sort.Strings(shared)
-	var latInstances []string
-	if len(shared) > 0 {
-		latInstances = shared
-		m.Scope = " on " + strings.Join(shared, ", ") + " (the instances serving both)"
-		for _, in := range shared {
-			m.BaselineRequests += baseInst[in]
-			m.CanaryRequests += canInst[in]
-		}
-	} else {
-		m.Scope = " (no instance serves both versions: all instances compared)"
-		for _, n := range baseInst {
-			m.BaselineRequests += n
-		}
-		for _, n := range canInst {
-			m.CanaryRequests += n
-		}
-	}
+	// Latency, memory and confidence are read on the shared instances (nil: all of them).
+	shared := pairInstances(baseInst, canInst, &m)
+	latInstances := shared
 
 	// Latency on the shared instances, both versions in one query so the points pair up.
 	q := engine.Latency{Select: engine.Select{Model: []string{o.Model}, Version: []string{o.Baseline, o.Canary}, Instance: latInstances},
@@ -120,6 +79,55 @@ func Evaluate(ctx context.Context, e *engine.Engine, o Options) (*Report, error)
 	return &r, nil
 }
 
+// requestsPerInstance counts the requests each instance served of one version in the window.
+func requestsPerInstance(ctx context.Context, e *engine.Engine, o Options, version, instLabel string, rng engine.Range) (map[string]float64, []string, error) {
+	res, err := run(ctx, e, engine.Throughput{Select: engine.Select{Model: []string{o.Model}, Version: []string{version}}, By: "instance"}, rng)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := map[string]float64{}
+	for _, s := range res.Series {
+		// Each point is the mean rate over the step before it: the first point's step lies
+		// before the window.
+		n := 0.0
+		for i, v := range s.V {
+			if i > 0 && finite(v) {
+				n += v * res.Step.Seconds()
+			}
+		}
+		out[s.Labels[instLabel]] += n
+	}
+	return out, noticeTexts(res), nil
+}
+
+// pairInstances returns the instances that served both versions (sorted) and sets m's request
+// counts and scope: over those instances, or over all when none serves both.
+func pairInstances(baseInst, canInst map[string]float64, m *Measurements) []string {
+	var shared []string
+	for in, n := range canInst {
+		if n > 0 && baseInst[in] > 0 {
+			shared = append(shared, in)
+		}
+	}
+	sort.Strings(shared)
+	if len(shared) > 0 {
+		m.Scope = " on " + strings.Join(shared, ", ") + " (the instances serving both)"
+		for _, in := range shared {
+			m.BaselineRequests += baseInst[in]
+			m.CanaryRequests += canInst[in]
+		}
+		return shared
+	}
+	m.Scope = " (no instance serves both versions: all instances compared)"
+	for _, n := range baseInst {
+		m.BaselineRequests += n
+	}
+	for _, n := range canInst {
+		m.CanaryRequests += n
+	}
+	return shared
+}
+
 // stepFor keeps the latency grid at one minute for the usual windows and at most ~600 points.
 func stepFor(w time.Duration) time.Duration {
 	return max(time.Minute, (w / 600).Truncate(time.Minute))
@@ -129,7 +137,9 @@ func stepFor(w time.Duration) time.Duration {
 func run(ctx context.Context, e *engine.Engine, front engine.Front, rng engine.Range) (*engine.Result, error) {
 	q, err := front.Query()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
+		// The kind is ErrOptions: the engine's FieldError names a field of the query built
+		// here, not an option the caller set, so errors.As must not find it; it stays text.
+		return nil, fmt.Errorf("%w: %v", ErrOptions, err) //nolint:errorlint // see above
 	}
 	return e.Run(ctx, q, rng)
 }

@@ -147,12 +147,12 @@ func OptionsFromQuery(v url.Values) (Options, error) {
 	var err error
 	if s := v.Get("window"); s != "" {
 		if o.Window, err = engine.ParseDuration(s); err != nil {
-			return o, fmt.Errorf("window: %v", err)
+			return o, fmt.Errorf("window: %w", err)
 		}
 	}
 	if s := v.Get("at"); s != "" {
 		if o.At, err = ParseTime(s); err != nil {
-			return o, fmt.Errorf("at: %v", err)
+			return o, fmt.Errorf("at: %w", err)
 		}
 	}
 	for _, r := range []struct {
@@ -161,7 +161,7 @@ func OptionsFromQuery(v url.Values) (Options, error) {
 	}{{"latencyThreshold", &o.LatencyThreshold}, {"memoryThreshold", &o.MemoryThreshold}} {
 		if s := v.Get(r.name); s != "" {
 			if *r.dst, err = ParseRatio(s); err != nil {
-				return o, fmt.Errorf("%s: %v", r.name, err)
+				return o, fmt.Errorf("%s: %w", r.name, err)
 			}
 		}
 	}
@@ -250,9 +250,34 @@ type Measurements struct {
 func Decide(o Options, m Measurements) Report {
 	r := Report{Model: o.Model, Baseline: o.Baseline, Canary: o.Canary,
 		Window: Window{Start: o.At.Add(-o.Window).UTC(), End: o.At.UTC(), Duration: model.Duration(o.Window).String()}}
+	r.Checks = []Check{trafficCheck(o, m), latencyCheck(o, m), meanLatencyCheck(o, m), memoryCheck(o, m), confidenceCheck(m)}
+	// A check that lacks data is Insufficient (and not passed); one judged over its limit is
+	// only not passed. Missing data wins: the roll-out waits rather than fails.
 	insufficient, failed := false, false
+	var names []string
+	for _, c := range r.Checks {
+		insufficient = insufficient || c.Insufficient
+		if c.Passed != nil && !*c.Passed {
+			failed = true
+			names = append(names, c.Name)
+		}
+	}
+	switch {
+	case insufficient:
+		r.Verdict = InsufficientData
+		r.Reason = "not enough data to decide: the roll-out waits"
+	case failed:
+		r.Verdict = Fail
+		r.Reason = "the canary is worse than allowed on " + strings.Join(names, ", ")
+	default:
+		r.Verdict = Pass
+		r.Reason = "the canary is within every limit"
+	}
+	return r
+}
 
-	// Traffic guard.
+// trafficCheck is the traffic guard: each version served at least MinRequests.
+func trafficCheck(o Options, m Measurements) Check {
 	tr := Check{Name: CheckTraffic, Unit: "requests", Baseline: num(m.BaselineRequests), Canary: num(m.CanaryRequests), Threshold: ptr(o.MinRequests)}
 	low := []string{}
 	for _, v := range []struct {
@@ -266,14 +291,16 @@ func Decide(o Options, m Measurements) Report {
 	if len(low) > 0 {
 		tr.Passed, tr.Insufficient = ptr(false), true
 		tr.Reason = fmt.Sprintf("too little traffic to decide: %s, at least %s requests per version are needed", strings.Join(low, " and "), countText(o.MinRequests))
-		insufficient = true
 	} else {
 		tr.Passed = ptr(true)
 		tr.Reason = fmt.Sprintf("both versions served at least %s requests%s", countText(o.MinRequests), m.Scope)
 	}
-	r.Checks = append(r.Checks, tr)
+	return tr
+}
 
-	// Latency: the medians of the paired points, so both versions cover the same minutes.
+// latencyCheck compares the medians of the paired points, so both versions cover the same
+// minutes.
+func latencyCheck(o Options, m Measurements) Check {
 	name := m.LatencyName
 	if name == "" {
 		name = "p95"
@@ -295,17 +322,18 @@ func Decide(o Options, m Measurements) Report {
 	if len(bs) < o.MinPoints {
 		lc.Passed, lc.Insufficient = ptr(false), true
 		lc.Reason = fmt.Sprintf("only %d points where both versions have %s latency, at least %d are needed", len(bs), name, o.MinPoints)
-		insufficient = true
-	} else {
-		b, c := median(bs), median(cs)
-		verb := lc.judge(b, c)
-		failed = failed || !*lc.Passed
-		lc.Reason = fmt.Sprintf("%s latency %s the baseline's (median of %d paired points: %s vs %s), %s the %s limit",
-			strings.ToUpper(name[:1])+name[1:], percentText(*lc.Change), len(bs), msText(c), msText(b), verb, percentText(o.LatencyThreshold))
+		return lc
 	}
-	r.Checks = append(r.Checks, lc)
+	b, c := median(bs), median(cs)
+	verb := lc.judge(b, c)
+	lc.Reason = fmt.Sprintf("%s latency %s the baseline's (median of %d paired points: %s vs %s), %s the %s limit",
+		strings.ToUpper(name[:1])+name[1:], percentText(*lc.Change), len(bs), msText(c), msText(b), verb, percentText(o.LatencyThreshold))
+	return lc
+}
 
-	// Mean latency over the window: exact (no bucket interpolation), gated by the same limit.
+// meanLatencyCheck compares the window's mean latency: exact (no bucket interpolation), gated
+// by the same limit.
+func meanLatencyCheck(o Options, m Measurements) Check {
 	ml := Check{Name: CheckMeanLatency, Unit: "s", Threshold: ptr(o.LatencyThreshold)}
 	switch {
 	case m.MeanSkip != "":
@@ -313,54 +341,36 @@ func Decide(o Options, m Measurements) Report {
 	case !finite(m.BaselineMean) || !finite(m.CanaryMean) || m.BaselineMean <= 0:
 		ml.Passed, ml.Insufficient = ptr(false), true
 		ml.Reason = "no mean latency for both versions in the window"
-		insufficient = true
 	default:
 		verb := ml.judge(m.BaselineMean, m.CanaryMean)
-		failed = failed || !*ml.Passed
 		ml.Reason = fmt.Sprintf("Mean latency %s the baseline's (%s vs %s over the window), %s the %s limit",
 			percentText(*ml.Change), msText(m.CanaryMean), msText(m.BaselineMean), verb, percentText(o.LatencyThreshold))
 	}
-	r.Checks = append(r.Checks, ml)
+	return ml
+}
 
-	// GPU memory.
+// memoryCheck compares the versions' GPU memory; without a measure for both it is skipped.
+func memoryCheck(o Options, m Measurements) Check {
 	mc := Check{Name: CheckMemory, Unit: "bytes", Threshold: ptr(o.MemoryThreshold)}
 	if m.MemorySkip != "" || !finite(m.BaselineMemory) || !finite(m.CanaryMemory) || m.BaselineMemory <= 0 {
 		mc.Reason = "skipped: " + orText(m.MemorySkip, "no GPU memory was measured for both versions")
-	} else {
-		verb := mc.judge(m.BaselineMemory, m.CanaryMemory)
-		failed = failed || !*mc.Passed
-		mc.Reason = fmt.Sprintf("GPU memory %s the baseline's, %s the %s limit", percentText(*mc.Change), verb, percentText(o.MemoryThreshold))
+		return mc
 	}
-	r.Checks = append(r.Checks, mc)
+	verb := mc.judge(m.BaselineMemory, m.CanaryMemory)
+	mc.Reason = fmt.Sprintf("GPU memory %s the baseline's, %s the %s limit", percentText(*mc.Change), verb, percentText(o.MemoryThreshold))
+	return mc
+}
 
-	// Confidence: shown, not gated (the brief sets no limit on it).
+// confidenceCheck is shown, not gated (the brief sets no limit on it).
+func confidenceCheck(m Measurements) Check {
 	cc := Check{Name: CheckConfidence, Unit: "ratio"}
 	if m.ConfidenceSkip != "" || !finite(m.BaselineConfidence) || !finite(m.CanaryConfidence) || m.BaselineConfidence <= 0 {
 		cc.Reason = "skipped: " + orText(m.ConfidenceSkip, "no confidence was measured for both versions")
-	} else {
-		cc.Baseline, cc.Canary, cc.Change = ptr(m.BaselineConfidence), ptr(m.CanaryConfidence), change(m.BaselineConfidence, m.CanaryConfidence)
-		cc.Reason = fmt.Sprintf("informational: mean confidence %.4g vs %.4g (%s)", m.CanaryConfidence, m.BaselineConfidence, percentText(*cc.Change))
+		return cc
 	}
-	r.Checks = append(r.Checks, cc)
-
-	switch {
-	case insufficient:
-		r.Verdict = InsufficientData
-		r.Reason = "not enough data to decide: the roll-out waits"
-	case failed:
-		r.Verdict = Fail
-		var names []string
-		for _, c := range r.Checks {
-			if c.Passed != nil && !*c.Passed {
-				names = append(names, c.Name)
-			}
-		}
-		r.Reason = "the canary is worse than allowed on " + strings.Join(names, ", ")
-	default:
-		r.Verdict = Pass
-		r.Reason = "the canary is within every limit"
-	}
-	return r
+	cc.Baseline, cc.Canary, cc.Change = ptr(m.BaselineConfidence), ptr(m.CanaryConfidence), change(m.BaselineConfidence, m.CanaryConfidence)
+	cc.Reason = fmt.Sprintf("informational: mean confidence %.4g vs %.4g (%s)", m.CanaryConfidence, m.BaselineConfidence, percentText(*cc.Change))
+	return cc
 }
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

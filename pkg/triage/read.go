@@ -149,7 +149,55 @@ func Read(ctx context.Context, e *engine.Engine, o Options) (*Readings, error) {
 		r.notice(fmt.Sprintf("%s metrics carry no version label: every version of %s is read together", e.Profile.Title, o.Model))
 	}
 
-	// Say what the profile cannot give, once, in the triage's words.
+	r.noticeUnread()
+	say := func(i int, label string) {
+		if o.Progress != nil {
+			o.Progress(i, 3, label)
+		}
+	}
+	say(1, "which instances serve "+subjectText(o.Model, o.Version))
+	names, err := r.readInstances(ctx)
+	if err != nil {
+		return nil, err
+	}
+
+	var jobs []func(context.Context) error
+	subjects := make([]map[string]*Subject, len(names))
+	for i, n := range names {
+		subjects[i] = map[string]*Subject{}
+		jobs = append(jobs, r.serviceJobs(n, subjects[i])...)
+	}
+	if len(names) > 0 {
+		jobs = append(jobs, r.gpuJob(names), r.idleJob(names), r.hardwareJob(names))
+		jobs = append(jobs, r.extraJobs()...)
+	}
+	say(2, fmt.Sprintf("latency, split, traffic, GPU, framework and hardware on %d instance(s)", len(names)))
+	if err := runJobs(ctx, jobs); err != nil {
+		return nil, err
+	}
+
+	r.addSubjects(names, subjects)
+	// Where the warm-up filter dropped samples, read the unfiltered P95 too: the jump it hides.
+	var warm []func(context.Context) error
+	for i := range rd.Instances {
+		if len(rd.Instances[i].Warmup) > 0 {
+			warm = append(warm, r.rawLatencyJob(rd.Instances[i].Name))
+		}
+	}
+	say(3, "latency without the warm-up filter")
+	if err := runJobs(ctx, warm); err != nil {
+		return nil, err
+	}
+	rd.Queries += r.prom.Queries()
+	for _, n := range r.prom.Notices() {
+		r.notice(n)
+	}
+	sort.Strings(rd.Notices) // jobs finish in any order; the answer must not
+	return rd, nil
+}
+
+// noticeUnread says what the profile cannot give, once, in the triage's words.
+func (r *reader) noticeUnread() {
 	for _, g := range []struct {
 		role profile.Role
 		what string
@@ -160,17 +208,16 @@ func Read(ctx context.Context, e *engine.Engine, o Options) (*Readings, error) {
 		{profile.NetworkTime, "the network / gateway segment (network cause)"},
 		{profile.LoadState, "the load state (warm-up is found from restarts and counter resets only)"},
 	} {
-		if _, ok, why := e.Profile.Resolve(g.role, e.Present); !ok {
+		if _, ok, why := r.e.Profile.Resolve(g.role, r.e.Present); !ok {
 			r.notice(fmt.Sprintf("%s is not read: %s", g.what, why))
 		}
 	}
-	say := func(i int, label string) {
-		if o.Progress != nil {
-			o.Progress(i, 3, label)
-		}
-	}
-	say(1, "which instances serve "+subjectText(o.Model, o.Version))
-	// Which instances serve the model (in either window).
+}
+
+// readInstances finds the instances that serve the question's model (in either window) with
+// their traffic, adds them to the readings and returns their names, sorted.
+func (r *reader) readInstances(ctx context.Context) ([]string, error) {
+	o, rd := r.o, r.rd
 	sel := r.sel(o.Model)
 	if o.Version != "" && r.verLbl != "" {
 		sel.Version = []string{o.Version}
@@ -214,23 +261,12 @@ func Read(ctx context.Context, e *engine.Engine, o Options) (*Readings, error) {
 			CacheHit: nanPair(), Waiting: nanPair(), QueueDepth: nanPair(), Preemption: nanPair(), InputMean: nanPair(),
 			Confidence: nanPair(), Fallback: nanPair()})
 	}
+	return names, nil
+}
 
-	var jobs []func(context.Context) error
-	subjects := make([]map[string]*Subject, len(names))
-	for i, n := range names {
-		subjects[i] = map[string]*Subject{}
-		jobs = append(jobs, r.serviceJobs(n, subjects[i])...)
-	}
-	if len(names) > 0 {
-		jobs = append(jobs, r.gpuJob(names), r.idleJob(names), r.hardwareJob(names))
-		jobs = append(jobs, r.extraJobs()...)
-	}
-	say(2, fmt.Sprintf("latency, split, traffic, GPU, framework and hardware on %d instance(s)", len(names)))
-	if err := runJobs(ctx, jobs); err != nil {
-		return nil, err
-	}
-
-	// Subjects: the selected version (or every version) on each instance.
+// addSubjects adds the subjects read: the selected version (or every version) on each
+// instance, in instance then version order.
+func (r *reader) addSubjects(names []string, subjects []map[string]*Subject) {
 	for i, n := range names {
 		keys := make([]string, 0, len(subjects[i]))
 		for v := range subjects[i] {
@@ -240,26 +276,9 @@ func Read(ctx context.Context, e *engine.Engine, o Options) (*Readings, error) {
 		for _, v := range keys {
 			s := subjects[i][v]
 			s.Instance, s.Version = n, v
-			rd.Subjects = append(rd.Subjects, *s)
+			r.rd.Subjects = append(r.rd.Subjects, *s)
 		}
 	}
-	// Where the warm-up filter dropped samples, read the unfiltered P95 too: the jump it hides.
-	var warm []func(context.Context) error
-	for i := range rd.Instances {
-		if len(rd.Instances[i].Warmup) > 0 {
-			warm = append(warm, r.rawLatencyJob(rd.Instances[i].Name))
-		}
-	}
-	say(3, "latency without the warm-up filter")
-	if err := runJobs(ctx, warm); err != nil {
-		return nil, err
-	}
-	rd.Queries += r.prom.Queries()
-	for _, n := range r.prom.Notices() {
-		r.notice(n)
-	}
-	sort.Strings(rd.Notices) // jobs finish in any order; the answer must not
-	return rd, nil
 }
 
 // sel selects a model on instances, with the triage's rate window (the service types' and the
@@ -273,7 +292,9 @@ func (r *reader) sel(model string, instances ...string) engine.Select {
 func (r *reader) run(ctx context.Context, front engine.Front) (*engine.Result, error) {
 	q, err := front.Query()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
+		// The kind is ErrOptions: the engine's FieldError names a field of the query built
+		// here, not an option the caller set, so errors.As must not find it; it stays text.
+		return nil, fmt.Errorf("%w: %v", ErrOptions, err) //nolint:errorlint // see above
 	}
 	res, err := r.e.Run(ctx, q, r.rng)
 	if err != nil {

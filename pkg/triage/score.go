@@ -153,8 +153,38 @@ func (q question) subject() string {
 func score(q question, rds []*Readings, th Thresholds) Report {
 	r := Report{Model: q.model, Version: q.version, Instance: q.instance, Node: q.node, GPU: q.gpu,
 		Window: newWindow(q.window.Start, q.window.End), Before: newWindow(q.before.Start, q.before.End),
-		Notices: append([]string{}, q.notices...), Queries: q.queries, Causes: []Cause{}}
-	best := map[string]candidate{}
+		Notices: append([]string{}, q.notices...), Queries: q.queries}
+	best, subjects, symptoms := gather(q, rds, th)
+	r.Causes = q.causes(best)
+	r.Steps = steps(rds, r.Causes, th)
+	top := 0.0
+	if len(r.Causes) > 0 {
+		top = r.Causes[0].Score
+	}
+	switch {
+	case top >= th.DiagnosedScore:
+		r.Verdict = Diagnosed
+		c := r.Causes[0]
+		r.Summary = fmt.Sprintf("%s: %s", c.Title, c.Summary)
+	case len(symptoms) == 0 && top < th.AnomalyLow:
+		r.Verdict = Healthy
+		r.Summary = healthySummary(q, rds, subjects)
+	default:
+		r.Verdict = NoDirection
+		what := strings.Join(symptoms, "; ")
+		if what == "" {
+			what = "weak signs only"
+		}
+		r.Summary = fmt.Sprintf("No clear direction (%s): escalate to the service's owners with this report", what)
+	}
+	return r
+}
+
+// gather scores the causes of every instance and selected subject of the readings, keeping
+// the best candidate per cause above MinScore; it also counts the subjects and lists the
+// symptoms, each once.
+func gather(q question, rds []*Readings, th Thresholds) (best map[string]candidate, subjects int, symptoms []string) {
+	best = map[string]candidate{}
 	keep := func(c candidate) {
 		c.score = math.Round(math.Min(c.score, 0.99)*1000) / 1000
 		if c.score < MinScore {
@@ -164,8 +194,6 @@ func score(q question, rds []*Readings, th Thresholds) Report {
 			best[c.id] = c
 		}
 	}
-	subjects := 0
-	var symptoms []string
 	for _, rd := range rds {
 		for i := range rd.Instances {
 			for _, c := range instanceCauses(rd, &rd.Instances[i], th) {
@@ -196,6 +224,12 @@ func score(q question, rds []*Readings, th Thresholds) Report {
 			}
 		}
 	}
+	return best, subjects, symptoms
+}
+
+// causes makes the report's causes of the best candidates, strongest first (then by id).
+func (q question) causes(best map[string]candidate) []Cause {
+	out := []Cause{}
 	for id, c := range best {
 		info := causeInfos[id]
 		version := c.version
@@ -206,48 +240,31 @@ func score(q question, rds []*Readings, th Thresholds) Report {
 		if info.layer == LayerResource {
 			gpu = q.gpu
 		}
-		r.Causes = append(r.Causes, Cause{ID: id, Title: info.title, Layer: info.layer, Score: c.score, Confidence: confidence(c.score),
+		out = append(out, Cause{ID: id, Title: info.title, Layer: info.layer, Score: c.score, Confidence: confidence(c.score),
 			Summary: c.summary, Model: c.model, Instance: c.instance, Version: c.version, Evidence: c.evidence, Next: info.next,
 			Links: links(id, q.before.Start, q.window.End, c.model, version, c.instance, gpu)})
 	}
-	sort.Slice(r.Causes, func(i, j int) bool {
-		if r.Causes[i].Score != r.Causes[j].Score {
-			return r.Causes[i].Score > r.Causes[j].Score
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Score != out[j].Score {
+			return out[i].Score > out[j].Score
 		}
-		return r.Causes[i].ID < r.Causes[j].ID
+		return out[i].ID < out[j].ID
 	})
-	r.Steps = steps(rds, r.Causes, th)
-	top := 0.0
-	if len(r.Causes) > 0 {
-		top = r.Causes[0].Score
-	}
+	return out
+}
+
+// healthySummary says why nothing is wrong: nothing was served, or everything is within limits.
+func healthySummary(q question, rds []*Readings, subjects int) string {
 	switch {
-	case top >= th.DiagnosedScore:
-		r.Verdict = Diagnosed
-		c := r.Causes[0]
-		r.Summary = fmt.Sprintf("%s: %s", c.Title, c.Summary)
-	case len(symptoms) == 0 && top < th.AnomalyLow:
-		r.Verdict = Healthy
-		switch {
-		case subjects == 0 && q.byNode:
-			r.Summary = fmt.Sprintf("no model was served on %s in the window or the hour before: nothing to diagnose", q.node)
-		case subjects == 0:
-			r.Summary = fmt.Sprintf("%s served no traffic in the window or the hour before: nothing to diagnose", q.subject())
-		case q.byNode:
-			r.Summary = fmt.Sprintf("%s looks healthy: the models served there (%s) are within their limits for latency, errors, jitter and GPU memory and nothing changed against the hour before",
-				q.subject(), strings.Join(modelNames(rds), ", "))
-		default:
-			r.Summary = fmt.Sprintf("%s looks healthy: latency, errors, jitter and GPU memory are within their limits and nothing changed against the hour before", q.subject())
-		}
-	default:
-		r.Verdict = NoDirection
-		what := strings.Join(symptoms, "; ")
-		if what == "" {
-			what = "weak signs only"
-		}
-		r.Summary = fmt.Sprintf("No clear direction (%s): escalate to the service's owners with this report", what)
+	case subjects == 0 && q.byNode:
+		return fmt.Sprintf("no model was served on %s in the window or the hour before: nothing to diagnose", q.node)
+	case subjects == 0:
+		return fmt.Sprintf("%s served no traffic in the window or the hour before: nothing to diagnose", q.subject())
+	case q.byNode:
+		return fmt.Sprintf("%s looks healthy: the models served there (%s) are within their limits for latency, errors, jitter and GPU memory and nothing changed against the hour before",
+			q.subject(), strings.Join(modelNames(rds), ", "))
 	}
-	return r
+	return fmt.Sprintf("%s looks healthy: latency, errors, jitter and GPU memory are within their limits and nothing changed against the hour before", q.subject())
 }
 
 func modelNames(rds []*Readings) []string {
@@ -333,14 +350,34 @@ const warmNote = "weighed half: the instance warmed up in the window"
 // input length, warm-up.
 func instanceCauses(rd *Readings, in *Instance, th Thresholds) []candidate {
 	var out []candidate
-	warm := warming(rd, in)
-	half := 1.0
-	if warm {
-		half = 0.5
+	add := func(c candidate, ok bool) {
+		if ok {
+			out = append(out, c)
+		}
 	}
+	warm := warming(rd, in)
 	subj := subjectText(rd.Model, rd.Version)
+	add(trafficCause(in, subj, warm))
+	add(gpuIdleCause(rd, in, subj))
+	add(hardwareCause(rd, in))
+	add(frameworkCause(in, th, warm))
+	add(inputShiftCause(in))
+	add(warmupCause(rd, in))
+	return out
+}
 
-	// Traffic against the 7-day same-time-of-day mean (the hour before moves with the daily curve).
+// warmHalf halves the scores of causes a warm-up can mimic while the instance warms up.
+func warmHalf(warm bool) float64 {
+	if warm {
+		return 0.5
+	}
+	return 1
+}
+
+// trafficCause: traffic against the 7-day same-time-of-day mean (the hour before moves with
+// the daily curve).
+func trafficCause(in *Instance, subj string, warm bool) (candidate, bool) {
+	half := warmHalf(warm)
 	ref, refName := in.QPSBaseline, "its 7-day same-time-of-day mean"
 	if !(ref > 0) {
 		ref, refName = in.QPS.Before, "the hour before"
@@ -353,9 +390,13 @@ func instanceCauses(rd *Readings, in *Instance, th Thresholds) []candidate {
 		if warm {
 			c.evidence[0].Note = warmNote
 		}
-		out = append(out, c)
+		return c, true
 	}
+	return candidate{}, false
+}
 
+// gpuIdleCause: a GPU of the instance sat idle under traffic.
+func gpuIdleCause(rd *Readings, in *Instance, subj string) (candidate, bool) {
 	if len(in.IdleGPUs) > 0 {
 		// GPU series carry no model: the idle condition holds for every model served on the
 		// node. The model whose own requests show the GPU gone (answered by the fallback path,
@@ -376,13 +417,17 @@ func instanceCauses(rd *Readings, in *Instance, th Thresholds) []candidate {
 		if rd.GPU != "" {
 			utilWhat = fmt.Sprintf("lowest utilisation of GPU %s (the GPU asked about)", rd.GPU)
 		}
-		out = append(out, candidate{id: CauseGPUIdle, instance: in.Name, score: 0.8 + 0.15*math.Max(fb, slow),
+		return candidate{id: CauseGPUIdle, instance: in.Name, score: 0.8 + 0.15*math.Max(fb, slow),
 			summary: summary,
 			evidence: []Evidence{ev(utilWhat, "percentunit", in.GPUUtil, ""),
 				ev("requests per second against the 7-day same-time-of-day mean", "reqps", Pair{in.QPSBaseline, in.QPS.Now}, ""),
-				ev("share of requests answered by the fallback path", "percentunit", in.Fallback, "the model whose requests leave the GPU is the one on it")}})
+				ev("share of requests answered by the fallback path", "percentunit", in.Fallback, "the model whose requests leave the GPU is the one on it")}}, true
 	}
+	return candidate{}, false
+}
 
+// hardwareCause: XID events, uncorrected ECC errors or hardware throttling on the node.
+func hardwareCause(rd *Readings, in *Instance) (candidate, bool) {
 	xid, ecc := in.XID.Now > 0, in.ECCUncorrected.Now > 0
 	if s := combine(0.6*b2f(xid), 0.5*b2f(ecc), 0.5*b2f(len(in.Throttle) > 0)); s > 0 {
 		var parts []string
@@ -395,13 +440,17 @@ func instanceCauses(rd *Readings, in *Instance, th Thresholds) []candidate {
 		if len(in.Throttle) > 0 {
 			parts = append(parts, "clocks held down by "+strings.Join(in.Throttle, ", "))
 		}
-		out = append(out, candidate{id: CauseHardware, instance: in.Name, score: s,
+		return candidate{id: CauseHardware, instance: in.Name, score: s,
 			summary: fmt.Sprintf("%s on %s in the window", strings.Join(parts, ", "), gpuText(rd, in.Node)),
 			evidence: []Evidence{ev("XID events", "none", in.XID, ""), ev("uncorrected ECC errors", "none", in.ECCUncorrected, ""),
-				{What: "hardware clock-event reasons active", Unit: "none", Now: num(float64(len(in.Throttle))), Note: strings.Join(in.Throttle, ", ")}}})
+				{What: "hardware clock-event reasons active", Unit: "none", Now: num(float64(len(in.Throttle))), Note: strings.Join(in.Throttle, ", ")}}}, true
 	}
+	return candidate{}, false
+}
 
-	// Framework: a cache finding less, preemptions, waiting sequences piling up.
+// frameworkCause: a cache finding less, preemptions, waiting sequences piling up.
+func frameworkCause(in *Instance, th Thresholds, warm bool) (candidate, bool) {
+	half := warmHalf(warm)
 	drop := 1 - ratio(in.CacheHit.Now, in.CacheHit.Before)
 	pre := in.Preemption.Now - in.Preemption.Before
 	wait := math.NaN()
@@ -426,15 +475,23 @@ func instanceCauses(rd *Readings, in *Instance, th Thresholds) []candidate {
 		if warm {
 			c.evidence[0].Note = warmNote + " (a restarted engine's caches are cold)"
 		}
-		out = append(out, c)
+		return c, true
 	}
+	return candidate{}, false
+}
 
+// inputShiftCause: inputs longer than in the hour before.
+func inputShiftCause(in *Instance) (candidate, bool) {
 	if r := ratio(in.InputMean.Now, in.InputMean.Before); finite(r) {
-		out = append(out, candidate{id: CauseInputShift, instance: in.Name, score: 0.8 * grade(r, 1.3, 3),
+		return candidate{id: CauseInputShift, instance: in.Name, score: 0.8 * grade(r, 1.3, 3),
 			summary:  fmt.Sprintf("inputs on %s are %.2f× as long as in the hour before (mean %.0f vs %.0f)", in.Name, r, in.InputMean.Now, in.InputMean.Before),
-			evidence: []Evidence{ev("mean input length", "none", in.InputMean, "")}})
+			evidence: []Evidence{ev("mean input length", "none", in.InputMean, "")}}, true
 	}
+	return candidate{}, false
+}
 
+// warmupCause: the instance warmed up in the window.
+func warmupCause(rd *Readings, in *Instance) (candidate, bool) {
 	if f := warmFraction(in.Warmup, rd.Window.Start, rd.Window.End); f > 0 {
 		var reasons []string
 		for _, w := range in.Warmup {
@@ -453,9 +510,9 @@ func instanceCauses(rd *Readings, in *Instance, th Thresholds) []candidate {
 				c.evidence = append(c.evidence, ev("P95 without the warm-up filter ("+versionText(s.Version)+")", "s", s.P95Raw, "what the warm-up filter kept out of alerts"))
 			}
 		}
-		out = append(out, c)
+		return c, true
 	}
-	return out
+	return candidate{}, false
 }
 
 func versionText(v string) string {

@@ -113,13 +113,13 @@ func OptionsFromQuery(v url.Values) (Options, error) {
 	}{{"from", &o.From}, {"to", &o.To}} {
 		if s := v.Get(f.name); s != "" {
 			if *f.dst, err = gate.ParseTime(s); err != nil {
-				return o, fmt.Errorf("%s: %v", f.name, err)
+				return o, fmt.Errorf("%s: %w", f.name, err)
 			}
 		}
 	}
 	if s := v.Get("before"); s != "" {
 		if o.Before, err = engine.ParseDuration(s); err != nil {
-			return o, fmt.Errorf("before: %v", err)
+			return o, fmt.Errorf("before: %w", err)
 		}
 	}
 	return o, nil
@@ -213,7 +213,7 @@ type Report struct {
 func Diagnose(ctx context.Context, e *engine.Engine, o Options) (*Report, error) {
 	o = o.WithDefaults(e.Clock())
 	if err := o.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
+		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
 	if o.Model == "" {
 		nr, err := ReadNode(ctx, e, o)

@@ -75,32 +75,8 @@ Flags:
 	if err := parseFlags(fs, args, help); err != nil {
 		return err
 	}
-	var err error
-	if *from != "" && *last != "" {
-		return usagef("use --from/--to or --last, not both")
-	}
-	if *from != "" {
-		if o.From, err = gate.ParseTime(*from); err != nil {
-			return usagef("--from: %v", err)
-		}
-	}
-	if *to != "" {
-		if o.To, err = gate.ParseTime(*to); err != nil {
-			return usagef("--to: %v", err)
-		}
-	}
-	if *last != "" {
-		d, err := engine.ParseDuration(*last)
-		if err != nil {
-			return usagef("--last: %v", err)
-		}
-		if o.To.IsZero() {
-			o.To = time.Now()
-		}
-		o.From = o.To.Add(-d)
-	}
-	if o.Before, err = engine.ParseDuration(*before); err != nil {
-		return usagef("--before: %v", err)
+	if err := parseTriageWindow(&o, *from, *to, *last, *before); err != nil {
+		return err
 	}
 	if err := o.WithDefaults(time.Now()).Validate(); err != nil {
 		return usagef("%v", err)
@@ -122,6 +98,39 @@ Flags:
 	}
 	if r.Verdict == triage.NoDirection {
 		return exitStatus{triageExitNoDirection, "triage: no direction: " + r.Summary}
+	}
+	return nil
+}
+
+// parseTriageWindow sets o's window from --from/--to or --last, and the reference window from
+// --before; a malformed value is a usage error naming its flag.
+func parseTriageWindow(o *triage.Options, from, to, last, before string) error {
+	var err error
+	if from != "" && last != "" {
+		return usagef("use --from/--to or --last, not both")
+	}
+	if from != "" {
+		if o.From, err = gate.ParseTime(from); err != nil {
+			return usagef("--from: %v", err)
+		}
+	}
+	if to != "" {
+		if o.To, err = gate.ParseTime(to); err != nil {
+			return usagef("--to: %v", err)
+		}
+	}
+	if last != "" {
+		d, err := engine.ParseDuration(last)
+		if err != nil {
+			return usagef("--last: %v", err)
+		}
+		if o.To.IsZero() {
+			o.To = time.Now()
+		}
+		o.From = o.To.Add(-d)
+	}
+	if o.Before, err = engine.ParseDuration(before); err != nil {
+		return usagef("--before: %v", err)
 	}
 	return nil
 }

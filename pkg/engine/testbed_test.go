@@ -32,11 +32,34 @@ type bed struct {
 	s *testbed.Scenario
 }
 
-func startBed(t *testing.T) bed {
+func startBed(t *testing.T) bed { t.Helper(); return startBedOn(t, storePrometheus) }
+
+// Stores the engine's integration tests run on: Prometheus (Debian's, or the binary promtest
+// is told to use) and single-node VictoriaMetrics with the same history imported.
+const (
+	storePrometheus = "prometheus"
+	storeVictoria   = "victoriametrics"
+)
+
+var stores = []string{storePrometheus, storeVictoria}
+
+func startBedOn(t *testing.T, store string) bed {
 	t.Helper()
-	dir, s := testbed.TSDB(t)
-	srv := promtest.Start(t, promtest.Options{DataDir: dir})
-	c, err := prom.New(srv.URL, nil)
+	var url string
+	var s *testbed.Scenario
+	switch store {
+	case storePrometheus:
+		var dir string
+		dir, s = testbed.TSDB(t)
+		url = promtest.Start(t, promtest.Options{DataDir: dir}).URL
+	case storeVictoria:
+		var vm *promtest.Victoria
+		vm, s = testbed.VictoriaFor(t, testbed.TSDBOptions{})
+		url = vm.URL
+	default:
+		t.Fatalf("unknown store %q", store)
+	}
+	c, err := prom.New(url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the demo and the tests need and that a fresh machine may lack:
-# Prometheus and Alertmanager (Debian packages), the npm packages (npm ci) and the Go modules.
+# Prometheus, Alertmanager and VictoriaMetrics (Debian packages), Prometheus 3 (built once into
+# the user cache dir), the npm packages (npm ci) and the Go modules.
 # Safe to run again: each step is skipped when already done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +12,7 @@ apt_install() {
   local missing=()
   command -v prometheus >/dev/null || missing+=(prometheus)
   command -v amtool >/dev/null || missing+=(prometheus-alertmanager)
+  command -v victoria-metrics >/dev/null || missing+=(victoria-metrics)
   if ! command -v aarch64-linux-gnu-gcc >/dev/null && [ "${INFERSCOPE_CROSS_CC:-1}" = 1 ]; then
     missing+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
   fi
@@ -48,6 +50,23 @@ npm_install() {
   cp package-lock.json "$stamp"
 }
 
+# Prometheus 3 for the integration tests (pkg/testbed/promtest.Prometheus3Binary): built from
+# source once (about 10 minutes on 2 cores, at the lowest priority) and reused. The version is
+# stamped in, or its build info answers an empty version.
+PROMETHEUS3_MODULE=v0.316.0
+PROMETHEUS3_VERSION=3.16.0
+prometheus3_install() {
+  local dir="${XDG_CACHE_HOME:-$HOME/.cache}/inferscope/prometheus3"
+  if [ -x "$dir/prometheus" ] && [ "$(cat "$dir/version" 2>/dev/null)" = "$PROMETHEUS3_VERSION" ]; then return 0; fi
+  log "building Prometheus $PROMETHEUS3_VERSION into $dir (once)"
+  mkdir -p "$dir"
+  rm -f "$dir/version"
+  GOBIN="$dir" nice -n 19 go install \
+    -ldflags "-X github.com/prometheus/common/version.Version=$PROMETHEUS3_VERSION" \
+    "github.com/prometheus/prometheus/cmd/prometheus@$PROMETHEUS3_MODULE"
+  echo "$PROMETHEUS3_VERSION" >"$dir/version"
+}
+
 go_install() {
   log "go mod download"
   go mod download
@@ -55,7 +74,8 @@ go_install() {
 
 what="${1:-all}"
 case "$what" in
-  all) apt_install; go_install; npm_install ;;
-  go) apt_install; go_install ;;
-  *) echo "usage: $0 [all|go]" >&2; exit 2 ;;
+  all) apt_install; go_install; prometheus3_install; npm_install ;;
+  go) apt_install; go_install; prometheus3_install ;;
+  prometheus3) prometheus3_install ;;
+  *) echo "usage: $0 [all|go|prometheus3]" >&2; exit 2 ;;
 esac

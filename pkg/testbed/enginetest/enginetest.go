@@ -1,5 +1,6 @@
-// Package enginetest serves the test bed's history in a real Prometheus and builds on it the
-// engine the data source would build, for the tests of the packages that run on the engine.
+// Package enginetest serves the test bed's history in a real Prometheus (or VictoriaMetrics, see
+// Store) and builds on it the engine the data source would build, for the tests of the packages
+// that run on the engine.
 // pkg/engine's own tests cannot import it (an import cycle) and keep their own.
 package enginetest
 
@@ -18,6 +19,21 @@ import (
 type config struct {
 	profile   string // "" = the custom naming, its profile detected
 	gpuNaming string // "" = the probe's
+	store     string // "" = StorePrometheus
+}
+
+// The stores Start can serve the history from.
+const (
+	StorePrometheus = "prometheus"      // promtest.Start: Debian's Prometheus, or the one promtest is told to run
+	StoreVictoria   = "victoriametrics" // single-node VictoriaMetrics with the history imported
+)
+
+// Stores lists every store, for tests that run their assertions on each.
+var Stores = []string{StorePrometheus, StoreVictoria}
+
+// Store serves the history from the named store (StorePrometheus or StoreVictoria).
+func Store(name string) Option {
+	return func(c *config) { c.store = name }
 }
 
 // Option changes what Start serves.
@@ -35,7 +51,7 @@ func GPUNaming(name string) Option {
 }
 
 // Start serves the test bed's history (the custom naming unless Profile says otherwise) in a
-// real Prometheus stopped when the test ends, and returns the engine on it with the scenario
+// real Prometheus (or the Store named) stopped when the test ends, and returns the engine on it with the scenario
 // behind it. Without Profile the metric profile is detected from the metric names as the data
 // source does it, and a failed detection fails the test. The engine knows which metric names
 // Prometheus has and filters warm-up with the default 2-minute window.
@@ -45,9 +61,22 @@ func Start(t testing.TB, opts ...Option) (*engine.Engine, *testbed.Scenario) {
 	for _, o := range opts {
 		o(&c)
 	}
-	dir, s := testbed.TSDBFor(t, testbed.TSDBOptions{Profile: c.profile, GPUNaming: c.gpuNaming})
-	srv := promtest.Start(t, promtest.Options{DataDir: dir})
-	client, err := prom.New(srv.URL, nil)
+	o := testbed.TSDBOptions{Profile: c.profile, GPUNaming: c.gpuNaming}
+	var url string
+	var s *testbed.Scenario
+	switch c.store {
+	case "", StorePrometheus:
+		var dir string
+		dir, s = testbed.TSDBFor(t, o)
+		url = promtest.Start(t, promtest.Options{DataDir: dir}).URL
+	case StoreVictoria:
+		var vm *promtest.Victoria
+		vm, s = testbed.VictoriaFor(t, o)
+		url = vm.URL
+	default:
+		t.Fatalf("enginetest: unknown store %q", c.store)
+	}
+	client, err := prom.New(url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,4 +98,13 @@ func Start(t testing.TB, opts ...Option) (*engine.Engine, *testbed.Scenario) {
 		present[n] = true
 	}
 	return &engine.Engine{Prom: client, Profile: p, Present: present, WarmupWindow: 2 * time.Minute}, s
+}
+
+// EachStore runs f as one subtest per store (named after it), handing it the Option that
+// selects the store: the integration assertions of a package then hold on every store.
+func EachStore(t *testing.T, f func(t *testing.T, store Option)) {
+	t.Helper()
+	for _, name := range Stores {
+		t.Run(name, func(t *testing.T) { f(t, Store(name)) })
+	}
 }

@@ -34,14 +34,16 @@ type bed struct {
 
 func startBed(t *testing.T) bed { t.Helper(); return startBedOn(t, storePrometheus) }
 
-// Stores the engine's integration tests run on: Prometheus (Debian's, or the binary promtest
-// is told to use) and single-node VictoriaMetrics with the same history imported.
+// Stores the engine's integration tests run on: Prometheus (Debian's 2.42, or the binary
+// promtest is told to use), Prometheus 3 (built by scripts/deps.sh) and single-node
+// VictoriaMetrics, each with the same history.
 const (
-	storePrometheus = "prometheus"
-	storeVictoria   = "victoriametrics"
+	storePrometheus  = "prometheus"
+	storePrometheus3 = "prometheus3"
+	storeVictoria    = "victoriametrics"
 )
 
-var stores = []string{storePrometheus, storeVictoria}
+var stores = []string{storePrometheus, storePrometheus3, storeVictoria}
 
 func startBedOn(t *testing.T, store string) bed {
 	t.Helper()
@@ -52,6 +54,11 @@ func startBedOn(t *testing.T, store string) bed {
 		var dir string
 		dir, s = testbed.TSDB(t)
 		url = promtest.Start(t, promtest.Options{DataDir: dir}).URL
+	case storePrometheus3:
+		bin := promtest.Prometheus3Binary(t)
+		var dir string
+		dir, s = testbed.TSDB(t)
+		url = promtest.Start(t, promtest.Options{DataDir: dir, Binary: bin}).URL
 	case storeVictoria:
 		var vm *promtest.Victoria
 		vm, s = testbed.VictoriaFor(t, testbed.TSDBOptions{})

@@ -128,10 +128,11 @@ type RangeQuery struct {
 	MaxSeries int
 }
 
-// Result is what a query returned, with the warnings Prometheus attached.
+// Result is what a query returned, with the warnings and infos Prometheus attached.
 type Result struct {
 	Series   []Series
 	Warnings []string
+	Infos    []string // Prometheus 3's info annotations ("PromQL info: ...")
 }
 
 // QueryRange runs a range query.
@@ -142,7 +143,7 @@ func (c *Client) QueryRange(ctx context.Context, q RangeQuery) (Result, error) {
 	if q.Step <= 0 {
 		return Result{}, &Error{Kind: KindBadQuery, URL: c.url, Msg: "the query step must be positive"}
 	}
-	v, warnings, _, err := c.api.QueryRange(ctx, q.Expr, v1.Range{Start: q.Start, End: q.End, Step: q.Step})
+	v, warnings, infos, err := c.api.QueryRange(ctx, q.Expr, v1.Range{Start: q.Start, End: q.End, Step: q.Step})
 	if err != nil {
 		return Result{}, c.wrap(err)
 	}
@@ -156,7 +157,7 @@ func (c *Client) QueryRange(ctx context.Context, q RangeQuery) (Result, error) {
 	if err := c.checkLimit(len(matrix), q.MaxSeries); err != nil {
 		return Result{}, err
 	}
-	out := Result{Series: make([]Series, len(matrix)), Warnings: warnings}
+	out := Result{Series: make([]Series, len(matrix)), Warnings: warnings, Infos: infos}
 	for i, ss := range matrix {
 		points := make([]Point, len(ss.Values))
 		for j, p := range ss.Values {
@@ -171,6 +172,7 @@ func (c *Client) QueryRange(ctx context.Context, q RangeQuery) (Result, error) {
 type InstantResult struct {
 	Samples  []Sample
 	Warnings []string
+	Infos    []string
 }
 
 // Query runs an instant query at ts. A scalar result becomes one sample without labels.
@@ -178,11 +180,11 @@ func (c *Client) Query(ctx context.Context, expr string, ts time.Time, maxSeries
 	if strings.TrimSpace(expr) == "" {
 		return InstantResult{}, &Error{Kind: KindBadQuery, URL: c.url, Msg: "the query expression is empty"}
 	}
-	v, warnings, _, err := c.api.Query(ctx, expr, ts)
+	v, warnings, infos, err := c.api.Query(ctx, expr, ts)
 	if err != nil {
 		return InstantResult{}, c.wrap(err)
 	}
-	out := InstantResult{Warnings: warnings}
+	out := InstantResult{Warnings: warnings, Infos: infos}
 	switch val := v.(type) {
 	case model.Vector:
 		if err := c.checkLimit(len(val), maxSeries); err != nil {

@@ -24,14 +24,15 @@ type config struct {
 
 // The stores Start can serve the history from.
 const (
-	StorePrometheus = "prometheus"      // promtest.Start: Debian's Prometheus, or the one promtest is told to run
-	StoreVictoria   = "victoriametrics" // single-node VictoriaMetrics with the history imported
+	StorePrometheus  = "prometheus"      // promtest.Start: Debian's Prometheus, or the one promtest is told to run
+	StorePrometheus3 = "prometheus3"     // promtest.Prometheus3Binary (scripts/deps.sh builds it)
+	StoreVictoria    = "victoriametrics" // single-node VictoriaMetrics with the history imported
 )
 
 // Stores lists every store, for tests that run their assertions on each.
-var Stores = []string{StorePrometheus, StoreVictoria}
+var Stores = []string{StorePrometheus, StorePrometheus3, StoreVictoria}
 
-// Store serves the history from the named store (StorePrometheus or StoreVictoria).
+// Store serves the history from the named store (one of Stores).
 func Store(name string) Option {
 	return func(c *config) { c.store = name }
 }
@@ -69,6 +70,11 @@ func Start(t testing.TB, opts ...Option) (*engine.Engine, *testbed.Scenario) {
 		var dir string
 		dir, s = testbed.TSDBFor(t, o)
 		url = promtest.Start(t, promtest.Options{DataDir: dir}).URL
+	case StorePrometheus3:
+		bin := promtest.Prometheus3Binary(t)
+		var dir string
+		dir, s = testbed.TSDBFor(t, o)
+		url = promtest.Start(t, promtest.Options{DataDir: dir, Binary: bin}).URL
 	case StoreVictoria:
 		var vm *promtest.Victoria
 		vm, s = testbed.VictoriaFor(t, o)

@@ -18,8 +18,8 @@ const victoriaVersion = "vm-import-v1"
 // VictoriaFor starts a VictoriaMetrics holding the same history as TSDBFor(t, o) and returns
 // it with the scenario. The import (promtool tsdb dump into /api/v1/import/prometheus) runs
 // once per variant; the resulting storage is kept beside the cached TSDB and each test serves
-// its own copy.
-func VictoriaFor(t testing.TB, o TSDBOptions) (*promtest.Victoria, *Scenario) {
+// its own copy. extraArgs are added to its command line.
+func VictoriaFor(t testing.TB, o TSDBOptions, extraArgs ...string) (*promtest.Victoria, *Scenario) {
 	t.Helper()
 	o, err := o.normalize()
 	if err != nil {
@@ -40,7 +40,7 @@ func VictoriaFor(t testing.TB, o TSDBOptions) (*promtest.Victoria, *Scenario) {
 	if err := copyTree(cached, dir); err != nil {
 		t.Fatalf("copy the cached VictoriaMetrics storage: %v", err)
 	}
-	return promtest.StartVictoria(t, promtest.VictoriaOptions{StorageDir: dir}), s
+	return promtest.StartVictoria(t, promtest.VictoriaOptions{StorageDir: dir, ExtraArgs: extraArgs}), s
 }
 
 // cachedVictoria returns the VictoriaMetrics storage holding the TSDB's samples, importing

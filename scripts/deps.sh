@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the demo and the tests need and that a fresh machine may lack:
-# Prometheus and Alertmanager (Debian packages), the npm packages (npm ci), the Go modules and
-# golangci-lint (a pinned version, built once into the user cache; `deps.sh lint` prints its path).
+# Prometheus, Alertmanager and VictoriaMetrics (Debian packages), Prometheus 3 and golangci-lint
+# (pinned versions, built once into the user cache dir; `deps.sh lint` prints golangci-lint's
+# path), the npm packages (npm ci) and the Go modules. `deps.sh go` is what the demo needs: the
+# Debian packages and the Go modules, nothing built.
 # Safe to run again: each step is skipped when already done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +14,7 @@ apt_install() {
   local missing=()
   command -v prometheus >/dev/null || missing+=(prometheus)
   command -v amtool >/dev/null || missing+=(prometheus-alertmanager)
+  command -v victoria-metrics >/dev/null || missing+=(victoria-metrics)
   if ! command -v aarch64-linux-gnu-gcc >/dev/null && [ "${INFERSCOPE_CROSS_CC:-1}" = 1 ]; then
     missing+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
   fi
@@ -49,6 +52,23 @@ npm_install() {
   cp package-lock.json "$stamp"
 }
 
+# Prometheus 3 for the integration tests (pkg/testbed/promtest.Prometheus3Binary): built from
+# source once (about 10 minutes on 2 cores, at the lowest priority) and reused. The version is
+# stamped in, or its build info answers an empty version.
+PROMETHEUS3_MODULE=v0.316.0
+PROMETHEUS3_VERSION=3.16.0
+prometheus3_install() {
+  local dir="${XDG_CACHE_HOME:-$HOME/.cache}/inferscope/prometheus3"
+  if [ -x "$dir/prometheus" ] && [ "$(cat "$dir/version" 2>/dev/null)" = "$PROMETHEUS3_VERSION" ]; then return 0; fi
+  log "building Prometheus $PROMETHEUS3_VERSION into $dir (once)"
+  mkdir -p "$dir"
+  rm -f "$dir/version"
+  GOBIN="$dir" nice -n 19 go install \
+    -ldflags "-X github.com/prometheus/common/version.Version=$PROMETHEUS3_VERSION" \
+    "github.com/prometheus/prometheus/cmd/prometheus@$PROMETHEUS3_MODULE"
+  echo "$PROMETHEUS3_VERSION" >"$dir/version"
+}
+
 go_install() {
   log "go mod download"
   go mod download
@@ -67,8 +87,9 @@ lint_install() {
 
 what="${1:-all}"
 case "$what" in
-  all) apt_install; go_install; npm_install; lint_install ;;
-  go) apt_install; go_install; lint_install ;;
+  all) apt_install; go_install; prometheus3_install; lint_install; npm_install ;;
+  go) apt_install; go_install ;;
   lint) lint_install; printf '%s\n' "$golangci_lint" ;;
-  *) echo "usage: $0 [all|go|lint]" >&2; exit 2 ;;
+  prometheus3) prometheus3_install ;;
+  *) echo "usage: $0 [all|go|lint|prometheus3]" >&2; exit 2 ;;
 esac

@@ -3,6 +3,7 @@
 #   frontend type-check, lint, Jest and build; the plugin's binaries and the release zip;
 #   go vet and golangci-lint (.golangci.yml: layering, error wrapping, function length); all Go tests with the race detector (unit, integration against a real Prometheus and
 #   Alertmanager, the gRPC plugin-protocol test, the zip checks); short fuzzing runs.
+#   The engine, triage, gate, backtest and report tests also run on Prometheus 3 and VictoriaMetrics.
 # Installs what is missing first (scripts/deps.sh). Exits non-zero on the first failing step.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -103,7 +103,11 @@ func byRule(r *Report) map[string]RuleReport {
 // before it by the memory ramp; each expected (rule, series) must fire; and nothing may fire on
 // node-c's warm-up restart or overlap a warm-up.
 func TestBacktestFindsTheScenarioIncidents(t *testing.T) {
-	e, s := enginetest.Start(t, enginetest.Profile("custom"))
+	enginetest.EachStore(t, testBacktestFindsTheScenarioIncidents)
+}
+
+func testBacktestFindsTheScenarioIncidents(t *testing.T, store enginetest.Option) {
+	e, s := enginetest.Start(t, store, enginetest.Profile("custom"))
 	o := weekOptions()
 	calls := 0
 	rep, err := Run(context.Background(), e, o, func(done, total int, id string) {

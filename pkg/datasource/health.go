@@ -1,6 +1,7 @@
 package datasource
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -31,6 +32,7 @@ type PromStatus struct {
 	URL     string `json:"url"`
 	OK      bool   `json:"ok"`
 	Version string `json:"version"`
+	Store   string `json:"store"` // the kind of server found: Prometheus, VictoriaMetrics, Thanos, Mimir/Cortex
 	Error   string `json:"error"`
 }
 
@@ -109,7 +111,7 @@ func (d *Datasource) checkPrometheus(ctx context.Context) PromStatus {
 	ps := PromStatus{URL: d.prom.URL()}
 	bi, err := d.prom.BuildInfo(ctx)
 	if err == nil {
-		ps.OK, ps.Version = true, bi.Version
+		ps.OK, ps.Version, ps.Store = true, bi.Version, string(bi.Store)
 		return ps
 	}
 	var pe *prom.Error
@@ -119,7 +121,7 @@ func (d *Datasource) checkPrometheus(ctx context.Context) PromStatus {
 			ps.Error = qerr.Error()
 			return ps
 		}
-		ps.OK = true
+		ps.OK, ps.Store = true, string(d.prom.Store())
 		return ps
 	}
 	ps.Error = err.Error()
@@ -140,10 +142,11 @@ func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequ
 		res.Status = backend.HealthStatusError
 		parts = append(parts, st.Prometheus.Error)
 	} else {
+		store := cmp.Or(st.Prometheus.Store, string(prom.StoreUnknown))
 		if st.Prometheus.Version != "" {
-			parts = append(parts, fmt.Sprintf("Prometheus %s at %s is reachable", st.Prometheus.Version, st.Prometheus.URL))
+			parts = append(parts, fmt.Sprintf("%s %s at %s is reachable", store, st.Prometheus.Version, st.Prometheus.URL))
 		} else {
-			parts = append(parts, fmt.Sprintf("Prometheus-compatible API at %s is reachable (it reports no version)", st.Prometheus.URL))
+			parts = append(parts, fmt.Sprintf("%s at %s is reachable (it reports no version)", store, st.Prometheus.URL))
 		}
 		switch {
 		case st.Profile.Detected && len(st.Profile.Servers) > 1:

@@ -302,3 +302,18 @@ func TestSettingsProfileLabels(t *testing.T) {
 		t.Errorf("labels per profile: %v", got)
 	}
 }
+
+// VictoriaMetrics reports no version in its build info: the health check names it instead of
+// refusing it.
+func TestHealthVictoriaMetrics(t *testing.T) {
+	vm := promtest.StartVictoria(t, promtest.VictoriaOptions{})
+	d := newTestDS(t, instanceSettings(t, vm.URL, map[string]any{}, nil))
+	res, st := checkHealth(t, d)
+	want := "VictoriaMetrics at " + vm.URL + " is reachable (it reports no version). metric profile not detected: "
+	if res.Status != backend.HealthStatusOk || !strings.HasPrefix(res.Message, want) {
+		t.Fatalf("health %v %q, want OK %q…", res.Status, res.Message, want)
+	}
+	if !st.Prometheus.OK || st.Prometheus.Store != "VictoriaMetrics" || st.Prometheus.Version != "" {
+		t.Errorf("details %+v", st.Prometheus)
+	}
+}

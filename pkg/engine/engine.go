@@ -164,6 +164,7 @@ type Exec struct {
 	mu       sync.Mutex
 	res      Result
 	noticed  map[string]bool
+	promInfo *promInfos // Prometheus' info annotations, one notice (annotations.go)
 	warmOnce sync.Once
 	warm     *warmState
 	warmErr  error

@@ -73,9 +73,7 @@ func (x *Exec) fetchRange(ctx context.Context, expr string, from, to int64, step
 	merged := map[string]*derive.Series{}
 	var order []string
 	for _, res := range results {
-		for _, w := range res.Warnings {
-			x.Notice(Warning, "Prometheus: "+w)
-		}
+		x.promAnnotations("Prometheus: ", res.Warnings, res.Infos)
 		for _, s := range res.Series {
 			key := labelsText(s.Labels)
 			m, ok := merged[key]

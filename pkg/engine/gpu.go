@@ -379,9 +379,7 @@ func (x *Exec) rangeOn(ctx context.Context, expr string, g gpuGrid) ([]prom.Seri
 		}
 		return nil, nil, err
 	}
-	for _, w := range res.Warnings {
-		x.Notice(Warning, "Prometheus: "+w)
-	}
+	x.promAnnotations("Prometheus: ", res.Warnings, res.Infos)
 	values := make([][]float64, len(res.Series))
 	for i, s := range res.Series {
 		values[i] = alignPoints(s.Points, g.t)

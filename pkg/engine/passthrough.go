@@ -53,9 +53,7 @@ func (pq promqlQuery) Run(ctx context.Context, x *Exec) error {
 	if err != nil {
 		return err
 	}
-	for _, w := range res.Warnings {
-		x.Notice(Warning, w)
-	}
+	x.promAnnotations("", res.Warnings, res.Infos)
 	for _, s := range res.Series {
 		t := make([]int64, len(s.Points))
 		v := make([]float64, len(s.Points))

@@ -86,10 +86,11 @@ func aggregate(op string, by []string, inner string) (string, error) {
 	return op + " by (" + strings.Join(by, ", ") + ") (" + inner + ")", nil
 }
 
-// withLabel marks every series of inner with name="value" (label_replace on a label that does
-// not exist, whose empty value the empty regex matches).
+// withLabel marks every series of inner with name="value": label_replace with an empty source
+// label, whose empty value the empty regex matches. The source must not be name itself:
+// VictoriaMetrics 1.79 then answers a stale value (another label's) and merges the series.
 func withLabel(inner, name, value string) string {
-	return "label_replace(" + inner + ", " + prom.Quote(name) + ", " + prom.Quote(value) + ", " + prom.Quote(name) + ", \"\")"
+	return "label_replace(" + inner + ", " + prom.Quote(name) + ", " + prom.Quote(value) + ", \"\", \"\")"
 }
 
 func formatFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

@@ -32,11 +32,41 @@ type bed struct {
 	s *testbed.Scenario
 }
 
-func startBed(t *testing.T) bed {
+func startBed(t *testing.T) bed { t.Helper(); return startBedOn(t, storePrometheus) }
+
+// Stores the engine's integration tests run on: Prometheus (Debian's 2.42, or the binary
+// promtest is told to use), Prometheus 3 (built by scripts/deps.sh) and single-node
+// VictoriaMetrics, each with the same history.
+const (
+	storePrometheus  = "prometheus"
+	storePrometheus3 = "prometheus3"
+	storeVictoria    = "victoriametrics"
+)
+
+var stores = []string{storePrometheus, storePrometheus3, storeVictoria}
+
+func startBedOn(t *testing.T, store string) bed {
 	t.Helper()
-	dir, s := tbtest.TSDB(t)
-	srv := promtest.Start(t, promtest.Options{DataDir: dir})
-	c, err := prom.New(srv.URL, nil)
+	var url string
+	var s *testbed.Scenario
+	switch store {
+	case storePrometheus:
+		var dir string
+		dir, s = tbtest.TSDB(t)
+		url = promtest.Start(t, promtest.Options{DataDir: dir}).URL
+	case storePrometheus3:
+		bin := promtest.Prometheus3Binary(t)
+		var dir string
+		dir, s = tbtest.TSDB(t)
+		url = promtest.Start(t, promtest.Options{DataDir: dir, Binary: bin}).URL
+	case storeVictoria:
+		var vm *promtest.Victoria
+		vm, s = tbtest.VictoriaFor(t, testbed.TSDBOptions{})
+		url = vm.URL
+	default:
+		t.Fatalf("unknown store %q", store)
+	}
+	c, err := prom.New(url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,8 +43,10 @@ func truthP95Change(s *testbed.Scenario, model, base, canary string, at time.Tim
 	return q(canary)/q(base) - 1
 }
 
-func TestGateOnTestbed(t *testing.T) {
-	e, s := enginetest.Start(t)
+func TestGateOnTestbed(t *testing.T) { enginetest.EachStore(t, testGateOnTestbed) }
+
+func testGateOnTestbed(t *testing.T, store enginetest.Option) {
+	e, s := enginetest.Start(t, store)
 	end := testbed.DefaultEnd
 	ctx := context.Background()
 

@@ -58,18 +58,21 @@ type Sample struct {
 	Point
 }
 
-// BuildInfo is what /api/v1/status/buildinfo reports.
+// BuildInfo is what /api/v1/status/buildinfo reports, and the store it identifies.
 type BuildInfo struct {
-	Version  string
+	Version  string // "" when the server reports none (VictoriaMetrics, an unstamped build)
 	Revision string
+	Store    Store
 }
 
 // Client talks to one Prometheus (or a server with the same HTTP API: Thanos, Mimir,
 // VictoriaMetrics). It is safe for concurrent use.
 type Client struct {
 	api  v1.API
+	raw  checkedClient
 	http *http.Client
 	url  string // redacted, for messages
+	path string // the URL's path, which names some stores' clusters
 }
 
 // New returns a client for the Prometheus at address that sends its requests through hc, whose
@@ -100,10 +103,13 @@ func New(address string, hc *http.Client, opts ...Option) (*Client, error) {
 		return nil, fmt.Errorf("Prometheus URL %s: %w", RedactURL(address), err)
 	}
 	where := RedactURL(address)
+	raw := checkedClient{inner: base, where: where, timeout: hc.Timeout}
 	return &Client{
-		api:  v1.NewAPI(checkedClient{inner: base, where: where, timeout: hc.Timeout}),
+		api:  v1.NewAPI(raw),
+		raw:  raw,
 		http: hc,
 		url:  where,
+		path: u.Path,
 	}, nil
 }
 
@@ -122,10 +128,11 @@ type RangeQuery struct {
 	MaxSeries int
 }
 
-// Result is what a query returned, with the warnings Prometheus attached.
+// Result is what a query returned, with the warnings and infos Prometheus attached.
 type Result struct {
 	Series   []Series
 	Warnings []string
+	Infos    []string // Prometheus 3's info annotations ("PromQL info: ...")
 }
 
 // QueryRange runs a range query.
@@ -136,7 +143,7 @@ func (c *Client) QueryRange(ctx context.Context, q RangeQuery) (Result, error) {
 	if q.Step <= 0 {
 		return Result{}, &Error{Kind: KindBadQuery, URL: c.url, Msg: "the query step must be positive"}
 	}
-	v, warnings, _, err := c.api.QueryRange(ctx, q.Expr, v1.Range{Start: q.Start, End: q.End, Step: q.Step})
+	v, warnings, infos, err := c.api.QueryRange(ctx, q.Expr, v1.Range{Start: q.Start, End: q.End, Step: q.Step})
 	if err != nil {
 		return Result{}, c.wrap(err)
 	}
@@ -150,7 +157,7 @@ func (c *Client) QueryRange(ctx context.Context, q RangeQuery) (Result, error) {
 	if err := c.checkLimit(len(matrix), q.MaxSeries); err != nil {
 		return Result{}, err
 	}
-	out := Result{Series: make([]Series, len(matrix)), Warnings: warnings}
+	out := Result{Series: make([]Series, len(matrix)), Warnings: warnings, Infos: infos}
 	for i, ss := range matrix {
 		points := make([]Point, len(ss.Values))
 		for j, p := range ss.Values {
@@ -165,6 +172,7 @@ func (c *Client) QueryRange(ctx context.Context, q RangeQuery) (Result, error) {
 type InstantResult struct {
 	Samples  []Sample
 	Warnings []string
+	Infos    []string
 }
 
 // Query runs an instant query at ts. A scalar result becomes one sample without labels.
@@ -172,11 +180,11 @@ func (c *Client) Query(ctx context.Context, expr string, ts time.Time, maxSeries
 	if strings.TrimSpace(expr) == "" {
 		return InstantResult{}, &Error{Kind: KindBadQuery, URL: c.url, Msg: "the query expression is empty"}
 	}
-	v, warnings, _, err := c.api.Query(ctx, expr, ts)
+	v, warnings, infos, err := c.api.Query(ctx, expr, ts)
 	if err != nil {
 		return InstantResult{}, c.wrap(err)
 	}
-	out := InstantResult{Warnings: warnings}
+	out := InstantResult{Warnings: warnings, Infos: infos}
 	switch val := v.(type) {
 	case model.Vector:
 		if err := c.checkLimit(len(val), maxSeries); err != nil {
@@ -194,19 +202,43 @@ func (c *Client) Query(ctx context.Context, expr string, ts time.Time, maxSeries
 	return out, nil
 }
 
-// BuildInfo asks for the server's version. Servers that do not implement the endpoint answer an
-// *Error of KindHTTP with Status 404.
+// BuildInfo asks for the server's version and identifies the store (IdentifyStore). Servers
+// that do not implement the endpoint answer an *Error of KindHTTP with Status 404; an answer
+// without a version is not an error (VictoriaMetrics has none, nor an unstamped Prometheus).
 func (c *Client) BuildInfo(ctx context.Context) (BuildInfo, error) {
-	bi, err := c.api.Buildinfo(ctx)
+	u := c.raw.URL("/api/v1/status/buildinfo", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return BuildInfo{}, c.wrap(err)
 	}
-	if bi.Version == "" {
-		return BuildInfo{}, &Error{Kind: KindNotPrometheus, URL: c.url,
-			Msg: "the server at " + c.url + " answered /api/v1/status/buildinfo without a version: it does not look like Prometheus"}
+	resp, body, err := c.raw.Do(ctx, req)
+	if err != nil {
+		return BuildInfo{}, c.wrap(err)
 	}
-	return BuildInfo{Version: bi.Version, Revision: bi.Revision}, nil
+	var env struct {
+		Status string         `json:"status"`
+		Data   map[string]any `json:"data"`
+	}
+	if err := json.Unmarshal(body, &env); err != nil || env.Status != "success" {
+		return BuildInfo{}, &Error{Kind: KindNotPrometheus, URL: c.url,
+			Msg: "the server at " + c.url + " answered /api/v1/status/buildinfo with something else than a Prometheus API answer: " + Snippet(body, 120)}
+	}
+	fields := make(map[string]string, len(env.Data))
+	for k, v := range env.Data {
+		if s, ok := v.(string); ok {
+			fields[k] = s
+		}
+	}
+	return BuildInfo{
+		Version:  fields["version"],
+		Revision: fields["revision"],
+		Store:    IdentifyStore(StoreEvidence{Found: true, Fields: fields, Header: resp.Header, Path: c.path}),
+	}, nil
 }
+
+// Store identifies the store behind a URL whose buildinfo endpoint is missing (HTTP 404), from
+// the URL alone.
+func (c *Client) Store() Store { return IdentifyStore(StoreEvidence{Path: c.path}) }
 
 // LabelValues lists the values of label over [start, end], optionally restricted to series
 // matching the given selectors.

@@ -128,8 +128,8 @@ func TestClientQueriesOnRealPrometheus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(bi.Version, "2.") && !strings.HasPrefix(bi.Version, "3.") {
-		t.Errorf("BuildInfo version %q", bi.Version)
+	if !strings.HasPrefix(bi.Version, "2.") && !strings.HasPrefix(bi.Version, "3.") || bi.Store != StorePrometheus {
+		t.Errorf("BuildInfo %+v", bi)
 	}
 
 	vals, err := c.LabelValues(ctx, "v", nil, blockTime.Add(-time.Hour), blockTime.Add(time.Hour))

@@ -66,8 +66,10 @@ func incidentWindow(in testbed.Incident) (time.Time, time.Time) {
 
 // TestEachIncidentRankedFirst: every scripted incident's own cause is ranked first when its
 // model (and version) is triaged inside it, with evidence checked against the scenario.
-func TestEachIncidentRankedFirst(t *testing.T) {
-	e, s := enginetest.Start(t)
+func TestEachIncidentRankedFirst(t *testing.T) { enginetest.EachStore(t, testEachIncidentRankedFirst) }
+
+func testEachIncidentRankedFirst(t *testing.T, store enginetest.Option) {
+	e, s := enginetest.Start(t, store)
 	ctx := context.Background()
 	want := map[testbed.IncidentKind]string{
 		testbed.NetworkJitter:   CauseNetwork,
@@ -158,8 +160,10 @@ func TestEachIncidentRankedFirst(t *testing.T) {
 }
 
 // TestQuietWindowHealthy: a calm hour three days before the end has no cause above a low score.
-func TestQuietWindowHealthy(t *testing.T) {
-	e, _ := enginetest.Start(t)
+func TestQuietWindowHealthy(t *testing.T) { enginetest.EachStore(t, testQuietWindowHealthy) }
+
+func testQuietWindowHealthy(t *testing.T, store enginetest.Option) {
+	e, _ := enginetest.Start(t, store)
 	to := testbed.DefaultEnd.Add(-72 * time.Hour)
 	for _, m := range []string{"recsys-ranker", "text-embedder"} {
 		r, err := Diagnose(context.Background(), e, Options{Model: m, From: to.Add(-15 * time.Minute), To: to})
@@ -196,8 +200,10 @@ func reading(t *testing.T, h *HealthReport, layer, name string) HealthReading {
 
 // TestHealthOnTestbed: in the middle of the compute slowdown node-b's recsys GPUs are above the
 // 92 % line and the P95 far above its 7-day baseline (critical); a quiet window is ok everywhere.
-func TestHealthOnTestbed(t *testing.T) {
-	e, s := enginetest.Start(t)
+func TestHealthOnTestbed(t *testing.T) { enginetest.EachStore(t, testHealthOnTestbed) }
+
+func testHealthOnTestbed(t *testing.T, store enginetest.Option) {
+	e, s := enginetest.Start(t, store)
 	ctx := context.Background()
 	in, _ := s.Incident(testbed.ComputeSlowdown)
 	h, err := Health(ctx, e, HealthOptions{Model: "recsys-ranker", At: in.Start.Add(20 * time.Minute)})

@@ -68,3 +68,31 @@ func TestReportCommand(t *testing.T) {
 		t.Errorf("unreachable Prometheus: exit %d", code)
 	}
 }
+
+// TestReportCommandOnVictoria: the same slowdown is critical, and the quiet hour ok, when the
+// history is served by VictoriaMetrics (before withLabel stopped naming its own label as the
+// source, VictoriaMetrics 1.79 lost most latency series and the slowdown read "ok").
+func TestReportCommandOnVictoria(t *testing.T) {
+	vm, s := tbtest.VictoriaFor(t, testbed.TSDBOptions{})
+	in, _ := s.Incident(testbed.ComputeSlowdown)
+	for _, c := range []struct {
+		at   time.Time
+		want string
+	}{
+		{in.Start.Add(20 * time.Minute), triage.StatusCritical},
+		{testbed.DefaultEnd.Add(-72 * time.Hour), triage.StatusOK},
+	} {
+		code, out, errOut := runCLI(t, "report", "--prometheus", vm.URL, "--model", "recsys-ranker", "--quiet", "--json", "--at", c.at.Format(time.RFC3339))
+		var h triage.HealthReport
+		if err := json.Unmarshal([]byte(out), &h); err != nil || code != exitOK {
+			t.Fatalf("at %s: exit %d %v %s\n%s", c.at, code, err, errOut, out)
+		}
+		status := map[string]string{}
+		for _, l := range h.Layers {
+			status[l.Layer] = l.Status
+		}
+		if h.Status != c.want || (c.want == triage.StatusCritical && (status[triage.LayerResource] != c.want || status[triage.LayerService] != c.want)) {
+			t.Errorf("at %s: status %s, layers %+v, want %s", c.at, h.Status, status, c.want)
+		}
+	}
+}

@@ -1,5 +1,6 @@
-// Package enginetest serves the test bed's history in a real Prometheus and builds on it the
-// engine the data source would build, for the tests of the packages that run on the engine.
+// Package enginetest serves the test bed's history in a real Prometheus (or VictoriaMetrics, see
+// Store) and builds on it the engine the data source would build, for the tests of the packages
+// that run on the engine.
 // pkg/engine's own tests cannot import it (an import cycle) and keep their own.
 package enginetest
 
@@ -22,6 +23,22 @@ type config struct {
 	profile    string // "" = detected per model
 	gpuNaming  string // "" = the probe's
 	perProfile map[string]profile.Labels
+	store      string // "" = StorePrometheus
+}
+
+// The stores Start can serve the history from.
+const (
+	StorePrometheus  = "prometheus"      // promtest.Start: Debian's Prometheus, or the one promtest is told to run
+	StorePrometheus3 = "prometheus3"     // promtest.Prometheus3Binary (scripts/deps.sh builds it)
+	StoreVictoria    = "victoriametrics" // single-node VictoriaMetrics with the history imported
+)
+
+// Stores lists every store, for tests that run their assertions on each.
+var Stores = []string{StorePrometheus, StorePrometheus3, StoreVictoria}
+
+// Store serves the history from the named store (one of Stores).
+func Store(name string) Option {
+	return func(c *config) { c.store = name }
 }
 
 // Option changes what Start serves.
@@ -50,19 +67,38 @@ func GPUNaming(name string) Option {
 }
 
 // Start serves the test bed's history (the custom naming unless Profile or Fleet says
-// otherwise) in a real Prometheus stopped when the test ends, and returns the engine on it with
-// the scenario behind it, built by engine.New as the data source builds it. Without Profile the
-// server of each model is detected, and a failed detection fails the test. The engine knows
-// which metric names Prometheus has and filters warm-up with the default 2-minute window.
+// otherwise) in a real Prometheus (or the Store named) stopped when the test ends, and returns
+// the engine on it with the scenario behind it, built by engine.New as the data source builds
+// it. Without Profile the server of each model is detected, and a failed detection fails the
+// test. The engine knows which metric names the store has and filters warm-up with the default
+// 2-minute window.
 func Start(t testing.TB, opts ...Option) (*engine.Engine, *testbed.Scenario) {
 	t.Helper()
 	var c config
 	for _, o := range opts {
 		o(&c)
 	}
-	dir, s := tbtest.TSDBFor(t, testbed.TSDBOptions{Profile: c.naming, GPUNaming: c.gpuNaming})
-	srv := promtest.Start(t, promtest.Options{DataDir: dir})
-	client, err := prom.New(srv.URL, nil)
+	o := testbed.TSDBOptions{Profile: c.naming, GPUNaming: c.gpuNaming}
+	var url string
+	var s *testbed.Scenario
+	switch c.store {
+	case "", StorePrometheus:
+		var dir string
+		dir, s = tbtest.TSDBFor(t, o)
+		url = promtest.Start(t, promtest.Options{DataDir: dir}).URL
+	case StorePrometheus3:
+		bin := promtest.Prometheus3Binary(t)
+		var dir string
+		dir, s = tbtest.TSDBFor(t, o)
+		url = promtest.Start(t, promtest.Options{DataDir: dir, Binary: bin}).URL
+	case StoreVictoria:
+		var vm *promtest.Victoria
+		vm, s = tbtest.VictoriaFor(t, o)
+		url = vm.URL
+	default:
+		t.Fatalf("enginetest: unknown store %q", c.store)
+	}
+	client, err := prom.New(url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,4 +109,13 @@ func Start(t testing.TB, opts ...Option) (*engine.Engine, *testbed.Scenario) {
 		t.Fatal(err)
 	}
 	return e, s
+}
+
+// EachStore runs f as one subtest per store (named after it), handing it the Option that
+// selects the store: the integration assertions of a package then hold on every store.
+func EachStore(t *testing.T, f func(t *testing.T, store Option)) {
+	t.Helper()
+	for _, name := range Stores {
+		t.Run(name, func(t *testing.T) { f(t, Store(name)) })
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"sync"
 	"testing"
 	"time"
 )
@@ -26,6 +27,7 @@ func ClosedURL(t testing.TB) string { return "http://" + FreeAddr(t) }
 type Process struct {
 	Logs   *LogBuffer
 	Exited <-chan error
+	stop   func() error
 }
 
 // StartProcess runs bin with args for the rest of the test: interrupted when the test ends, and
@@ -39,15 +41,25 @@ func StartProcess(t testing.TB, bin string, args ...string) *Process {
 		t.Fatalf("start %s: %v", bin, err)
 	}
 	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-exited:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	})
-	return &Process{Logs: logs, Exited: exited}
+	done := make(chan error, 1)
+	go func() { err := cmd.Wait(); exited <- err; done <- err }()
+	var once sync.Once
+	var stopErr error
+	stop := func() error {
+		once.Do(func() {
+			_ = cmd.Process.Signal(os.Interrupt)
+			select {
+			case stopErr = <-done:
+			case <-time.After(20 * time.Second):
+				_ = cmd.Process.Kill()
+				stopErr = <-done
+			}
+		})
+		return stopErr
+	}
+	t.Cleanup(func() { _ = stop() })
+	return &Process{Logs: logs, Exited: exited, stop: stop}
 }
+
+// stopProcess interrupts p and waits for it (killing it after 20 s); once only.
+func stopProcess(p *Process) error { return p.stop() }

@@ -33,6 +33,40 @@ type Options struct {
 	// Retention is --storage.tsdb.retention.time; "" keeps every sample (100y), so imported
 	// history is never cut.
 	Retention string
+	// Binary is the prometheus binary to run (e.g. Prometheus3Binary's); "" means
+	// $INFERSCOPE_PROMETHEUS, else prometheus on PATH.
+	Binary string
+}
+
+// PrometheusEnv names the prometheus binary every test runs unless its Options say otherwise,
+// so the whole suite can run on another Prometheus.
+const PrometheusEnv = "INFERSCOPE_PROMETHEUS"
+
+// Prometheus3Env names a Prometheus 3 binary; by default Prometheus3Binary looks where
+// scripts/deps.sh builds it.
+const Prometheus3Env = "INFERSCOPE_PROMETHEUS3"
+
+// Prometheus3Binary returns the Prometheus 3 binary: $INFERSCOPE_PROMETHEUS3, or
+// <user cache dir>/inferscope/prometheus3/prometheus (scripts/deps.sh builds it there). Missing
+// is a skip, or a failure when CI=true.
+func Prometheus3Binary(t testing.TB) string {
+	t.Helper()
+	bin := os.Getenv(Prometheus3Env)
+	if bin == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			t.Fatalf("user cache dir: %v", err)
+		}
+		bin = filepath.Join(base, "inferscope", "prometheus3", "prometheus")
+	}
+	if fi, err := os.Stat(bin); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+		msg := fmt.Sprintf("Prometheus 3 not found at %s (scripts/deps.sh prometheus3 builds it; %s names another)", bin, Prometheus3Env)
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg + " (CI=true, so this is a failure)")
+		}
+		t.Skip(msg)
+	}
+	return bin
 }
 
 // Server is a running Prometheus.
@@ -94,7 +128,10 @@ func RunRuleTests(t testing.TB, dir, file string) {
 // Start runs Prometheus for the duration of the test and returns once /-/ready answers.
 func Start(t testing.TB, opts Options) *Server {
 	t.Helper()
-	bin := RequireBinary(t, "prometheus")
+	bin := cmp.Or(opts.Binary, os.Getenv(PrometheusEnv))
+	if bin == "" {
+		bin = RequireBinary(t, "prometheus")
+	}
 
 	work := t.TempDir()
 	dataDir := opts.DataDir

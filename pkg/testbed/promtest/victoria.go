@@ -79,7 +79,7 @@ func (v *Victoria) Stop() error {
 	// StartProcess's cleanup signals again; a second interrupt to an ended process is harmless.
 	select {
 	case err := <-v.proc.Exited:
-		return fmt.Errorf("victoria-metrics had already exited: %v", err)
+		return fmt.Errorf("victoria-metrics had already exited: %w", err)
 	default:
 	}
 	return stopProcess(v.proc)
@@ -92,7 +92,7 @@ func waitHealthy(url string, exited <-chan error) error {
 	for time.Now().Before(deadline) {
 		select {
 		case err := <-exited:
-			return fmt.Errorf("exited: %v", err)
+			return fmt.Errorf("exited: %w", err)
 		default:
 		}
 		resp, err := client.Get(url)

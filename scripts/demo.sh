@@ -58,7 +58,7 @@ nap() {
 # cleanup stops what the demo started, saying what: on Ctrl-C, SIGTERM, an error or the end.
 cleanup() {
   trap - INT TERM EXIT
-  if [ -n "$sleeper" ]; then kill "$sleeper" 2>/dev/null || true; fi
+  if [ -n "$sleeper" ]; then kill "$sleeper" 2>/dev/null || true; wait "$sleeper" 2>/dev/null || true; fi
   local alive=() what=() i
   for i in "${!pids[@]}"; do
     if kill -0 "${pids[$i]}" 2>/dev/null; then alive+=("${pids[$i]}"); what+=("${names[$i]}"); fi
@@ -103,8 +103,8 @@ await() {
 rm -rf "$work/prometheus"
 # History and live serving share one scenario clock: the same --end for both.
 end=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-log "writing 8 days of history ending now and importing it into a TSDB (about a minute)"
 start "the history import" "$bin/inferscope-loadgen" --end="$end" --tsdb-out="$work/prometheus" --history-days=8
+log "writing 8 days of history ending now and importing it into a TSDB (about a minute)"
 await "writing and importing the history" || { echo "the history import failed with status $?" >&2; exit 1; }
 
 log "starting the loadgen on 127.0.0.1:$loadgen_port"

@@ -89,7 +89,7 @@ func New(ctx context.Context, s backend.DataSourceInstanceSettings, version stri
 		d.logger.Warn("Data source settings are invalid", "uid", s.UID, "problem", d.settingsErr.Error())
 		return d
 	}
-	client, err := newPromClient(ctx, s, d.settings.PrometheusURL)
+	client, err := newPromClient(ctx, s, d.settings.PrometheusURL, d.settings.MaxAnswerBytes)
 	if err != nil {
 		d.settingsErr = err
 		d.logger.Warn("Data source HTTP settings are invalid", "uid", s.UID, "problem", err.Error())
@@ -101,7 +101,7 @@ func New(ctx context.Context, s backend.DataSourceInstanceSettings, version stri
 
 // newPromClient builds the one Prometheus client of an instance from Grafana's standard HTTP
 // settings, so basic auth, custom headers (bearer tokens), TLS and the timeout apply.
-func newPromClient(ctx context.Context, s backend.DataSourceInstanceSettings, address string) (*prom.Client, error) {
+func newPromClient(ctx context.Context, s backend.DataSourceInstanceSettings, address string, maxAnswer int64) (*prom.Client, error) {
 	opts, err := s.HTTPClientOptions(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("the data source's HTTP settings cannot be read: %w", err)
@@ -116,7 +116,7 @@ func newPromClient(ctx context.Context, s backend.DataSourceInstanceSettings, ad
 		}
 		return nil, fmt.Errorf("cannot build the HTTP client for Prometheus: %w", err)
 	}
-	return prom.New(address, hc)
+	return prom.New(address, hc, prom.MaxAnswerBytes(maxAnswer))
 }
 
 // Dispose releases the instance's connections when Grafana replaces or drops it.

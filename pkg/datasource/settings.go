@@ -39,6 +39,8 @@ type Settings struct {
 	// ProfileLabels renames the labels of one profile (keyed by profile name), over the flat
 	// modelLabel / versionLabel / instanceLabel, which apply to every profile.
 	ProfileLabels map[string]profile.Labels
+	// MaxAnswerBytes bounds one Prometheus answer (0 = prom.DefaultMaxAnswerBytes).
+	MaxAnswerBytes int64
 }
 
 // Labels is the flat label renames, applied to every profile.
@@ -63,6 +65,8 @@ type jsonOptions struct {
 	InstanceLabel string   `json:"instanceLabel"`
 	// ProfileLabels: {"tgi": {"modelLabel": "model_name"}, ...}
 	ProfileLabels map[string]profileLabelsJSON `json:"profileLabels"`
+	// MaxAnswerSize: "64MiB", "256MiB", …
+	MaxAnswerSize string `json:"maxAnswerSize"`
 }
 
 // ParseSettings validates the instance settings and returns every problem it finds in one
@@ -86,6 +90,7 @@ func ParseSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 	problems = append(problems, out.readProfile(opts.Profile)...)
 	problems = append(problems, out.readLabels(opts)...)
 	problems = append(problems, out.readProfileLabels(opts.ProfileLabels)...)
+	problems = append(problems, out.readMaxAnswer(opts.MaxAnswerSize)...)
 	if len(problems) > 0 {
 		return out, settingsError(problems)
 	}
@@ -119,7 +124,7 @@ func decodeOptions(dat map[string]json.RawMessage) (jsonOptions, []string) {
 	for key, dst := range map[string]any{
 		"probeUrls": &opts.ProbeURLs, "warmupWindow": &opts.WarmupWindow, "profile": &opts.Profile,
 		"modelLabel": &opts.ModelLabel, "versionLabel": &opts.VersionLabel, "instanceLabel": &opts.InstanceLabel,
-		"profileLabels": &opts.ProfileLabels,
+		"profileLabels": &opts.ProfileLabels, "maxAnswerSize": &opts.MaxAnswerSize,
 	} {
 		v, ok := dat[key]
 		if !ok || string(v) == "null" {
@@ -137,6 +142,19 @@ func decodeOptions(dat map[string]json.RawMessage) (jsonOptions, []string) {
 		}
 	}
 	return opts, problems
+}
+
+// readMaxAnswer reads the bound on one Prometheus answer.
+func (out *Settings) readMaxAnswer(size string) []string {
+	if strings.TrimSpace(size) == "" {
+		return nil
+	}
+	n, err := prom.ParseBytes(size)
+	if err != nil {
+		return []string{"maxAnswerSize " + err.Error()}
+	}
+	out.MaxAnswerBytes = n
+	return nil
 }
 
 // readProbeURLs keeps the well-formed probe URLs, each once.

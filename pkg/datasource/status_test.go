@@ -8,11 +8,13 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/inferscope/inferscope/pkg/engine"
 	"github.com/inferscope/inferscope/pkg/prom"
+	"github.com/inferscope/inferscope/pkg/testbed/promtest"
 )
 
 func TestStatusOf(t *testing.T) {
@@ -78,5 +80,36 @@ func TestResourcesRefuseUnknownFields(t *testing.T) {
 		if ans.Status != http.StatusBadRequest || !strings.Contains(e.Error, tc.want) {
 			t.Errorf("%s %s %s: %d %s, want 400 with %q", tc.method, tc.url, tc.body, ans.Status, ans.Body, tc.want)
 		}
+	}
+}
+
+// maxAnswerSize bounds what one Prometheus answer may cost: past it the query fails alone with a
+// message naming the limit and how to narrow the query; an unreadable size is a settings problem.
+func TestMaxAnswerSizeSetting(t *testing.T) {
+	srv := startPromWithCounters(t, promtest.Options{})
+	from, to := dataStart.Add(5*time.Minute), dataStart.Add(55*time.Minute)
+	q := dataQuery("A", from, to, 15*time.Second, map[string]any{"refId": "A", "queryType": "promql", "expr": "inference_requests_total"})
+	for _, tc := range []struct {
+		size   string
+		status int
+		want   string
+	}{{"", 200, ""}, {"1KiB", 400, "is larger than the limit of 1 KiB: narrow the query"}} {
+		d := newTestDS(t, instanceSettings(t, srv.URL, map[string]any{"maxAnswerSize": tc.size}, nil))
+		resp, err := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{q}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := resp.Responses["A"]
+		got := 200
+		if r.Error != nil {
+			got = int(r.Status)
+		}
+		if got != tc.status || (tc.want != "" && (r.Error == nil || !strings.Contains(r.Error.Error(), tc.want))) {
+			t.Errorf("maxAnswerSize %q: status %d, error %v; want %d %q", tc.size, got, r.Error, tc.status, tc.want)
+		}
+	}
+	if _, err := ParseSettings(instanceSettings(t, srv.URL, map[string]any{"maxAnswerSize": "lots"}, nil)); err == nil ||
+		!strings.Contains(err.Error(), `maxAnswerSize "lots" is not a size`) {
+		t.Errorf("bad size: %v", err)
 	}
 }

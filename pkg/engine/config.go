@@ -43,6 +43,9 @@ type Config struct {
 	NoProfile bool
 }
 
+// ParseSize reads a size setting such as "64MiB" or "1GiB" (MaxAnswerBytes' form).
+func ParseSize(s string) (int64, error) { return prom.ParseBytes(s) }
+
 // ConfigError is a configuration that cannot be built (an unknown profile, a bad label name, a
 // malformed URL). Setting names the Config field at fault when it is the URL ("URL"), so a
 // front end can name its own flag or setting.

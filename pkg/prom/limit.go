@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"strconv"
+	"strings"
 )
 
 // DefaultMaxAnswerBytes bounds the body of one Prometheus answer unless MaxAnswerBytes says
@@ -108,4 +111,28 @@ func FormatBytes(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// ParseBytes reads a size such as "64MiB", "512 KiB", "1GiB", "100MB" or a plain byte count.
+// Decimal units (kB, MB, GB) are powers of 1000, binary ones (KiB, MiB, GiB) of 1024.
+func ParseBytes(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	num, unit := t, ""
+	if i >= 0 {
+		num, unit = strings.TrimSpace(t[:i]), strings.TrimSpace(t[i:])
+	}
+	mult, ok := byteUnits[strings.ToLower(unit)]
+	x, err := strconv.ParseFloat(num, 64)
+	if !ok || err != nil || x <= 0 || math.IsInf(x, 0) || x*float64(mult) > math.MaxInt64/2 {
+		return 0, fmt.Errorf("%q is not a size: use a value like 64MiB, 512KiB or 1GiB", s)
+	}
+	return int64(x * float64(mult)), nil
+}
+
+var byteUnits = map[string]int64{
+	"": 1, "b": 1,
+	"kb": 1e3, "mb": 1e6, "gb": 1e9,
+	"kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30,
+	"k": 1 << 10, "m": 1 << 20, "g": 1 << 30,
 }

@@ -177,3 +177,19 @@ func TestSnippetOfHTMLIsText(t *testing.T) {
 		}
 	}
 }
+
+func TestParseBytes(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+	}{{"64MiB", 64 << 20}, {"512 KiB", 512 << 10}, {"1GiB", 1 << 30}, {"100MB", 100e6}, {"2048", 2048}, {"1.5MiB", 3 << 19}, {"8m", 8 << 20}} {
+		if got, err := ParseBytes(tc.in); err != nil || got != tc.want {
+			t.Errorf("ParseBytes(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"", "MiB", "-1MiB", "0", "64 parsecs", "1e400", "NaNMiB", "9999999999GiB"} {
+		if _, err := ParseBytes(bad); err == nil || !strings.Contains(err.Error(), "is not a size") {
+			t.Errorf("ParseBytes(%q): err = %v", bad, err)
+		}
+	}
+}

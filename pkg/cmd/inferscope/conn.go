@@ -25,6 +25,7 @@ type promConn struct {
 	labels                                      profile.Labels
 	perProfile                                  profileLabelsFlag
 	warmup                                      time.Duration
+	maxAnswer                                   string
 }
 
 func (c *promConn) register(fs *flag.FlagSet) {
@@ -40,6 +41,7 @@ func (c *promConn) register(fs *flag.FlagSet) {
 	c.perProfile = profileLabelsFlag{}
 	fs.Var(c.perProfile, "profile-label", "one profile's label name, PROFILE.KIND=LABEL with KIND model, version or instance (repeatable), e.g. tgi.model=model_name")
 	fs.DurationVar(&c.warmup, "warmup-window", 2*time.Minute, "how long after an instance (re)starts its samples count as warm-up")
+	fs.StringVar(&c.maxAnswer, "max-answer-size", "64MiB", "the largest Prometheus answer read")
 }
 
 // profileLabelsFlag collects --profile-label PROFILE.KIND=LABEL.
@@ -95,7 +97,8 @@ func connFlagsHelp() string {
                                rename a label for every profile (default: each profile's own)
   --profile-label PROFILE.KIND=LABEL
                                rename one profile's label, e.g. tgi.model=model_name (repeatable)
-  --warmup-window DURATION     warm-up after an instance (re)starts (default 2m)`, strings.Join(profile.Names(), ", "))
+  --warmup-window DURATION     warm-up after an instance (re)starts (default 2m)
+  --max-answer-size SIZE       the largest Prometheus answer read, e.g. 256MiB (default 64MiB)`, strings.Join(profile.Names(), ", "))
 }
 
 // engine connects to Prometheus and builds the engine the data source would (engine.New): the
@@ -116,6 +119,10 @@ func (c *promConn) engine(ctx context.Context) (*engine.Engine, error) {
 	}
 	if c.warmup < 0 || c.warmup > time.Hour {
 		return nil, usagef("--warmup-window must be between 0 and 1h")
+	}
+	maxAnswer, err := engine.ParseSize(c.maxAnswer)
+	if err != nil {
+		return nil, usagef("--max-answer-size: %v", err)
 	}
 	header := http.Header{}
 	if c.user != "" {
@@ -140,7 +147,7 @@ func (c *promConn) engine(ctx context.Context) (*engine.Engine, error) {
 	}
 	e, err := engine.New(ctx, engine.Config{
 		URL: c.url, HTTP: &http.Client{Timeout: c.timeout, Transport: headerTransport{header: header, next: http.DefaultTransport}},
-		Profile: c.profile, Labels: c.labels, PerProfile: c.perProfile,
+		MaxAnswerBytes: maxAnswer, Profile: c.profile, Labels: c.labels, PerProfile: c.perProfile,
 		WarmupWindow: c.warmup, Limits: engine.DefaultLimits, History: engine.NewHistoryCache(0),
 	})
 	var undetected *profile.NotDetectedError

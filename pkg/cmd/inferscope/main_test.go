@@ -157,6 +157,7 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"rules", "export", "--format", "prometheus", "--gpu-mem-warn", "0.95"}, "gpuMemCrit (0.92) must be above gpuMemWarn (0.95)"},
 		{[]string{"rules", "export", "--format", "prometheus", "--no-such-flag"}, "flag provided but not defined: -no-such-flag"},
 		{[]string{"rules", "export", "--format", "prometheus", "extra"}, `unexpected argument "extra"`},
+		{[]string{"report", "--prometheus", "http://127.0.0.1:1", "--model", "m", "--max-answer-size", "lots"}, `--max-answer-size: "lots" is not a size`},
 	} {
 		code, out, errOut := runCLI(t, tc.args...)
 		if code != exitUsage || !strings.Contains(errOut, tc.want) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/pkg/alerting"
+	"github.com/inferscope/inferscope/pkg/units"
 )
 
 // Scoring is pure: Score turns Readings into the ranked report. Each cause's score in [0, 1]
@@ -854,12 +855,8 @@ func stepHardware(rd *Readings) string {
 	return strings.Join(parts, "; ")
 }
 
-func msText(s float64) string {
-	if !finite(s) {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.1f ms", s*1000)
-}
+// msText writes a time in seconds for people (units.Seconds: ms, s or a duration).
+func msText(s float64) string { return units.Seconds(s) }
 
 func rateText(q float64) string {
 	if !finite(q) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/inferscope/inferscope/pkg/engine"
 	"github.com/inferscope/inferscope/pkg/gate"
+	"github.com/inferscope/inferscope/pkg/units"
 )
 
 // Exit statuses of `inferscope gate` beyond exitOK (pass) and exitUsage.
@@ -155,7 +156,7 @@ func printGate(w io.Writer, r *gate.Report) error {
 				limit = fmt.Sprintf("+%g %%", math.Round(*c.Threshold*1000)/10)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.Name, gateValue(c.Baseline, c.Unit), gateValue(c.Canary, c.Unit), changeText(c.Change), limit, result)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.Name, units.Value(c.Baseline, c.Unit), units.Value(c.Canary, c.Unit), changeText(c.Change), limit, result)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -168,19 +169,6 @@ func printGate(w io.Writer, r *gate.Report) error {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	return nil
-}
-
-func gateValue(v *float64, unit string) string {
-	if v == nil {
-		return "-"
-	}
-	switch unit {
-	case "s":
-		return fmt.Sprintf("%.2f ms", *v*1000)
-	case "requests":
-		return fmt.Sprintf("%.0f", *v)
-	}
-	return fmt.Sprintf("%.4g", *v)
 }
 
 // changeText writes a relative change (now / before − 1) as a percentage, or as a multiple once

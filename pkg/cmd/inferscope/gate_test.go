@@ -50,9 +50,13 @@ func TestGateCommand(t *testing.T) {
 	if r, ch := meanChange(t, out); code != gateExitFail || r.Verdict != gate.Fail || math.Abs(ch-0.15) > 0.001 || !strings.Contains(errOut, "gate: fail") {
 		t.Fatalf("slow canary: exit %d, change %.4f, %s", code, ch, errOut)
 	}
-	code, out, errOut = runCLI(t, gateArgs(srv.URL, "text-embedder", "v2.1.0", "v2.2.0", "--json")...)
+	code, out, errOut = runCLI(t, gateArgs(srv.URL, "text-embedder", "v2.1.0", "v2.2.0", "--json", "--quiet")...)
 	if r, ch := meanChange(t, out); code != exitOK || r.Verdict != gate.Pass || math.Abs(ch+0.02) > 0.001 || errOut != "" {
 		t.Fatalf("good canary: exit %d, change %.4f, %s", code, ch, errOut)
+	}
+	// Without --quiet a passing gate says only what it compared, on standard error.
+	if _, _, errOut = runCLI(t, gateArgs(srv.URL, "text-embedder", "v2.1.0", "v2.2.0", "--json")...); !strings.HasPrefix(errOut, "gate: [1/1] comparing text-embedder v2.2.0 with v2.1.0") {
+		t.Errorf("progress: %q", errOut)
 	}
 	// Before the canary was deployed it has no traffic: insufficient data, exit 3.
 	code, out, errOut = runCLI(t, "gate", "--prometheus", srv.URL, "--model", "recsys-ranker", "--baseline", "v1.4.0", "--canary", "v1.5.0",

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/inferscope/inferscope/pkg/engine"
 	"github.com/inferscope/inferscope/pkg/gate"
 	"github.com/inferscope/inferscope/pkg/triage"
+	"github.com/inferscope/inferscope/pkg/units"
 )
 
 // triageExitNoDirection: the triage found symptoms but no cause strong enough: escalate.
@@ -202,18 +202,5 @@ func printTriage(w io.Writer, r *triage.Report) error {
 	return nil
 }
 
-// unitValue writes a number in its unit for people; "-" where not measured.
-func unitValue(v *float64, unit string) string {
-	if v == nil || math.IsNaN(*v) {
-		return "-"
-	}
-	switch unit {
-	case "s":
-		return fmt.Sprintf("%.1f ms", *v*1000)
-	case "percentunit":
-		return fmt.Sprintf("%.1f %%", *v*100)
-	case "reqps":
-		return fmt.Sprintf("%.1f req/s", *v)
-	}
-	return fmt.Sprintf("%.4g", *v)
-}
+// unitValue writes a number in its unit for people; "-" where not measured (units.Value).
+func unitValue(v *float64, unit string) string { return units.Value(v, unit) }

@@ -34,6 +34,31 @@ func TestReportAndTriageOnFleet(t *testing.T) {
 	}
 }
 
+// TestGateOnFleet: the release gate of a Triton model (Triton's models have versions) answers on
+// the fleet exactly what it answers on a Prometheus holding the Triton server alone.
+func TestGateOnFleet(t *testing.T) {
+	serve := func(naming string) (string, *testbed.Scenario) {
+		dir, s := tbtest.TSDBFor(t, testbed.TSDBOptions{Profile: naming})
+		return promtest.Start(t, promtest.Options{DataDir: dir}).URL, s
+	}
+	fleet, s := serve(expo.FleetName)
+	alone, _ := serve(expo.FleetPart("triton"))
+	in, ok := s.Incident(testbed.CanarySlower)
+	if !ok {
+		t.Fatal("no canary in the scenario")
+	}
+	args := []string{"gate", "--model", expo.FleetModel("triton", in.Model), "--baseline", "v1.4.0", "--canary", in.Version,
+		"--at", testbed.DefaultEnd.Format(time.RFC3339), "--json", "--quiet"}
+	codeF, outF, errF := runCLI(t, append(args, "--prometheus", fleet)...)
+	codeA, outA, errA := runCLI(t, append(args, "--prometheus", alone)...)
+	if codeF != codeA || outF != outA || len(outA) < 200 {
+		t.Errorf("the fleet answers %d %s\n%.800s\nthe server alone %d %s\n%.800s", codeF, errF, outF, codeA, errA, outA)
+	}
+	if codeA != gateExitFail {
+		t.Errorf("the canary is 15 %% slower: exit %d, want the gate's fail (%d)\n%.600s", codeA, gateExitFail, outA)
+	}
+}
+
 // TestConnectionLabelFlags: the label renames and the warm-up window are checked as the data
 // source's settings are.
 func TestConnectionLabelFlags(t *testing.T) {

@@ -12,13 +12,16 @@ import (
 
 // TestReportAndTriageOnFleet: on one Prometheus holding the five servers, report and triage of a
 // vLLM model answer exactly what they answer on a Prometheus holding the vLLM server alone.
+// serveNaming serves the test bed's history in a naming and returns the Prometheus URL.
+func serveNaming(t *testing.T, naming string) (string, *testbed.Scenario) {
+	t.Helper()
+	dir, s := tbtest.TSDBFor(t, testbed.TSDBOptions{Profile: naming})
+	return promtest.Start(t, promtest.Options{DataDir: dir}).URL, s
+}
+
 func TestReportAndTriageOnFleet(t *testing.T) {
-	serve := func(naming string) (string, *testbed.Scenario) {
-		dir, s := tbtest.TSDBFor(t, testbed.TSDBOptions{Profile: naming})
-		return promtest.Start(t, promtest.Options{DataDir: dir}).URL, s
-	}
-	fleet, s := serve(expo.FleetName)
-	alone, _ := serve(expo.FleetPart("vllm"))
+	fleet, s := serveNaming(t, expo.FleetName)
+	alone, _ := serveNaming(t, expo.FleetPart("vllm"))
 	in, _ := s.Incident(testbed.QueueSurge)
 	model := expo.FleetModel("vllm", in.Model)
 	at := in.Start.Add(10 * time.Minute).Format(time.RFC3339)
@@ -37,12 +40,8 @@ func TestReportAndTriageOnFleet(t *testing.T) {
 // TestGateOnFleet: the release gate of a Triton model (Triton's models have versions) answers on
 // the fleet exactly what it answers on a Prometheus holding the Triton server alone.
 func TestGateOnFleet(t *testing.T) {
-	serve := func(naming string) (string, *testbed.Scenario) {
-		dir, s := tbtest.TSDBFor(t, testbed.TSDBOptions{Profile: naming})
-		return promtest.Start(t, promtest.Options{DataDir: dir}).URL, s
-	}
-	fleet, s := serve(expo.FleetName)
-	alone, _ := serve(expo.FleetPart("triton"))
+	fleet, s := serveNaming(t, expo.FleetName)
+	alone, _ := serveNaming(t, expo.FleetPart("triton"))
 	in, ok := s.Incident(testbed.CanarySlower)
 	if !ok {
 		t.Fatal("no canary in the scenario")

@@ -46,7 +46,9 @@ func serveGate(ctx context.Context, d *Datasource, req *backend.CallResourceRequ
 	}
 	e, err := d.engineFor(ctx)
 	if err == nil {
-		e = e.ForModel(o.Model) // in a fleet, the model's own server
+		e, err = e.ForModel(o.Model) // in a fleet, the model's own server
+	}
+	if err == nil {
 		var r *gate.Report
 		if r, err = gate.Evaluate(ctx, e, o); err == nil {
 			if !codes {

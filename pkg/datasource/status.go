@@ -15,6 +15,7 @@ import (
 // resources report, and whose side the failure is on:
 //
 //	the caller's input (fields, limits, options, a profile that cannot be resolved) → 400
+//	a model Prometheus has no series of → 404
 //	credentials Prometheus refused → 401, or 403 when it answered 403
 //	Prometheus or the network failed (unreachable, TLS, not Prometheus, HTTP errors, a query
 //	  Prometheus could not evaluate) → 502
@@ -27,7 +28,11 @@ func statusOf(err error, badInput ...error) (int, backend.ErrorSource) {
 		ce *engine.ConfigError
 		pe *profileError
 		pr *prom.Error
+		ue *engine.UnknownError
 	)
+	if errors.As(err, &ue) {
+		return http.StatusNotFound, backend.ErrorSourceDownstream
+	}
 	switch {
 	case errors.As(err, &le), errors.As(err, &fe), errors.As(err, &ce), errors.As(err, &pe):
 		return http.StatusBadRequest, backend.ErrorSourceDownstream

@@ -43,6 +43,7 @@ func TestStatusOf(t *testing.T) {
 		{"cancelled in Prometheus", &prom.Error{Kind: prom.KindCanceled}, 504, backend.ErrorSourceDownstream},
 		{"cancelled in the engine", fmt.Errorf("reading: %w", context.Canceled), 504, backend.ErrorSourceDownstream},
 		{"the plugin's own", errors.New("frame conversion failed"), 500, backend.ErrorSourcePlugin},
+		{"an unknown model", fmt.Errorf("triage: %w", &engine.UnknownError{What: "model", Name: "recsys-rankr", Known: []string{"recsys-ranker"}}), 404, backend.ErrorSourceDownstream},
 	} {
 		status, src := statusOf(tc.err, errBadOption)
 		if status != tc.want || src != tc.src {

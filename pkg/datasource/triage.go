@@ -28,7 +28,9 @@ func serveTriage(ctx context.Context, d *Datasource, req *backend.CallResourceRe
 	}
 	e, err := d.engineFor(ctx)
 	if err == nil {
-		e = e.ForModel(o.Model) // in a fleet, the model's own server
+		e, err = e.ForModel(o.Model) // in a fleet, the model's own server
+	}
+	if err == nil {
 		var r *triage.Report
 		if r, err = triage.Diagnose(ctx, e, o); err == nil {
 			return http.StatusOK, r

@@ -3,11 +3,14 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/inferscope/inferscope/pkg/clip"
 	"github.com/inferscope/inferscope/pkg/profile"
 	"github.com/inferscope/inferscope/pkg/prom"
 )
@@ -259,13 +262,52 @@ func serverTitle(p profile.Profile) string {
 
 // ForModel is the engine narrowed to the server of model: a copy whose Profile is that server's
 // and which holds no fleet, for the answers built on the engine that read one model (triage,
-// gate, report). A model no server carries, or an engine of one server, gives e itself.
-func (e *Engine) ForModel(model string) *Engine {
+// gate, report). An engine of one server, or model "", gives e itself. A model no server
+// carries, where the servers' models are known, is an *UnknownError listing them: a mistyped
+// name must not read as a healthy model.
+func (e *Engine) ForModel(model string) (*Engine, error) {
+	if model == "" {
+		return e, nil
+	}
 	s, ok := e.Fleet.ServerOf(model)
-	if !ok || len(e.Fleet.Servers) < 2 {
-		return e
+	if !ok {
+		if known := e.Fleet.Models(); len(known) > 0 {
+			return nil, &UnknownError{What: "model", Name: model, Known: known}
+		}
+		return e, nil
+	}
+	if len(e.Fleet.Servers) < 2 {
+		return e, nil
 	}
 	c := *e
 	c.Profile, c.Fleet = s.Profile, nil
-	return &c
+	return &c, nil
+}
+
+// Models lists every model of every server, sorted.
+func (f *Fleet) Models() []string {
+	if f == nil {
+		return nil
+	}
+	var out []string
+	for _, s := range f.Servers {
+		out = append(out, s.Models...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// UnknownError is a subject (a model) that Prometheus has no series of, with the names it has.
+type UnknownError struct {
+	What, Name string
+	Known      []string
+}
+
+func (e *UnknownError) Error() string {
+	known := e.Known
+	more := ""
+	if len(known) > 20 {
+		known, more = known[:20], fmt.Sprintf(" and %d more", len(e.Known)-20)
+	}
+	return fmt.Sprintf("unknown %s %s: Prometheus has series of %s%s", e.What, strconv.Quote(clip.Text(e.Name, 80)), strings.Join(known, ", "), more)
 }

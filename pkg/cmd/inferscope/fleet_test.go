@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -55,6 +56,22 @@ func TestGateOnFleet(t *testing.T) {
 	}
 	if codeA != gateExitFail {
 		t.Errorf("the canary is 15 %% slower: exit %d, want the gate's fail (%d)\n%.600s", codeA, gateExitFail, outA)
+	}
+}
+
+// A mistyped model is an error listing the models Prometheus has, never a healthy report
+// (exit 2, whatever --fail-on says), in report, triage and gate alike.
+func TestUnknownModelIsAnError(t *testing.T) {
+	url, _ := serveNaming(t, "")
+	for _, args := range [][]string{
+		{"report", "--model", "recsys-rankr", "--fail-on", "warn", "--quiet"},
+		{"triage", "--model", "recsys-rankr", "--quiet"},
+		{"gate", "--model", "recsys-rankr", "--baseline", "v1.4.0", "--canary", "v1.5.0", "--quiet"},
+	} {
+		code, out, errOut := runCLI(t, append(args, "--prometheus", url)...)
+		if code != exitUsage || !strings.Contains(errOut, `--model: unknown model "recsys-rankr": Prometheus has series of recsys-ranker, text-embedder`) || out != "" {
+			t.Errorf("%s: exit %d, %q, stdout %.80q", args[0], code, errOut, out)
+		}
 	}
 }
 

@@ -110,7 +110,9 @@ Flags:
 	if err != nil {
 		return err
 	}
-	e = e.ForModel(o.Model) // in a fleet, the model's own server
+	if e, err = e.ForModel(o.Model); err != nil { // in a fleet, the model's own server
+		return usagef("--model: %v", err)
+	}
 	p := newProgress(stderr, "gate", *quiet)
 	p.Step(1, 1, fmt.Sprintf("comparing %s %s with %s", o.Model, o.Canary, o.Baseline))
 	r, err := gate.Evaluate(ctx, e, o)

@@ -86,7 +86,9 @@ Flags:
 	if err != nil {
 		return err
 	}
-	e = e.ForModel(o.Model) // in a fleet, the model's own server
+	if e, err = e.ForModel(o.Model); err != nil { // in a fleet, the model's own server
+		return usagef("--model: %v", err)
+	}
 	p := newProgress(stderr, "report", *quiet)
 	p.Step(1, 1, "reading the four layers of "+o.Model)
 	h, err := triage.Health(ctx, e, o)

@@ -85,7 +85,9 @@ Flags:
 	if err != nil {
 		return err
 	}
-	e = e.ForModel(o.Model) // in a fleet, the model's own server
+	if e, err = e.ForModel(o.Model); err != nil { // in a fleet, the model's own server
+		return usagef("--model: %v", err)
+	}
 	p := newProgress(stderr, "triage", *quiet)
 	o.Progress = p.Step
 	r, err := triage.Diagnose(ctx, e, o)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
@@ -24,7 +25,14 @@ func TestImportedHistoryIsQueryable(t *testing.T) {
 	}
 	srv := Start(t, Options{DataDir: data})
 
-	resp, err := http.Get(srv.URL + "/api/v1/query?query=promtest_probe&time=1600003600")
+	wantInstant(t, srv.URL, "promtest_probe", "9")
+}
+
+// wantInstant asks a server's query API for expr at the history's test instant and wants one
+// sample of value want.
+func wantInstant(t *testing.T, base, expr, want string) {
+	t.Helper()
+	resp, err := http.Get(base + "/api/v1/query?query=" + url.QueryEscape(expr) + "&time=1600003600")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,8 +48,8 @@ func TestImportedHistoryIsQueryable(t *testing.T) {
 	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
 		t.Fatal(err)
 	}
-	if body.Status != "success" || len(body.Data.Result) != 1 || body.Data.Result[0].Value[1] != "9" {
-		t.Fatalf("unexpected answer: %+v", body)
+	if body.Status != "success" || len(body.Data.Result) != 1 || body.Data.Result[0].Value[1] != want {
+		t.Fatalf("%s: unexpected answer: %+v", expr, body)
 	}
 }
 
@@ -81,23 +89,5 @@ func TestImportTSDBIntoVictoria(t *testing.T) {
 	if n != 3 {
 		t.Fatalf("imported %d samples, want 3", n)
 	}
-	resp, err := http.Get(vm.URL + "/api/v1/query?query=sum(promtest_probe)&time=1600003600")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var body struct {
-		Status string
-		Data   struct {
-			Result []struct {
-				Value [2]any
-			}
-		}
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		t.Fatal(err)
-	}
-	if body.Status != "success" || len(body.Data.Result) != 1 || body.Data.Result[0].Value[1] != "12" {
-		t.Fatalf("unexpected answer: %+v", body)
-	}
+	wantInstant(t, vm.URL, "sum(promtest_probe)", "12")
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/inferscope/inferscope/pkg/clip"
 	"github.com/inferscope/inferscope/pkg/derive"
+	"github.com/inferscope/inferscope/pkg/gpufields"
 	"github.com/inferscope/inferscope/pkg/prom"
 )
 
@@ -173,6 +174,9 @@ type GPUKey struct {
 func gpuKeyOf(l prom.Labels) (GPUKey, bool) {
 	g := l["gpu"]
 	if g == "" {
+		g = l["gpu_uuid"] // Triton's nv_gpu_* name a GPU by its UUID alone
+	}
+	if g == "" {
 		return GPUKey{}, false
 	}
 	mig := l["gpu_instance"]
@@ -230,9 +234,14 @@ func isDigits(s string) bool {
 type gpuNaming int
 
 const (
-	namingProbe gpuNaming = iota // preferred where both report a GPU
+	namingProbe gpuNaming = iota // preferred where several report a GPU
 	namingDCGM
+	namingTriton // Triton's own nv_gpu_*: read only for nodes no GPU exporter reports
 )
+
+var namingOf = map[gpufields.Exporter]gpuNaming{
+	gpufields.Probe: namingProbe, gpufields.DCGM: namingDCGM, gpufields.Triton: namingTriton,
+}
 
 type gpuPart int
 
@@ -251,29 +260,29 @@ type gpuSource struct {
 	scale  float64 // to the output unit (bytes for memory parts)
 }
 
-const mebibyte = 1 << 20
-
+// gpuSources are the names each measurement is read under: every name of the signal in
+// pkg/gpufields, whatever the exporter and its version, with its scale to the base unit.
 var gpuSources = map[GPUMetric][]gpuSource{
-	GPUUtil: {
-		{"inferscope_gpu_utilization_ratio", namingProbe, partValue, 1},
-		{"DCGM_FI_DEV_GPU_UTIL", namingDCGM, partValue, 0.01},
-	},
-	GPUMemory: {
-		{"inferscope_gpu_memory_used_bytes", namingProbe, partUsed, 1},
-		{"inferscope_gpu_memory_total_bytes", namingProbe, partTotal, 1},
-		{"DCGM_FI_DEV_FB_USED", namingDCGM, partUsed, mebibyte},
-		{"DCGM_FI_DEV_FB_FREE", namingDCGM, partFree, mebibyte},
-		{"DCGM_FI_DEV_FB_TOTAL", namingDCGM, partTotal, mebibyte},
-		{"DCGM_FI_DEV_FB_RESERVED", namingDCGM, partReserved, mebibyte},
-	},
-	GPUTemperature: {
-		{"inferscope_gpu_temperature_celsius", namingProbe, partValue, 1},
-		{"DCGM_FI_DEV_GPU_TEMP", namingDCGM, partValue, 1},
-	},
-	GPUPower: {
-		{"inferscope_gpu_power_watts", namingProbe, partValue, 1},
-		{"DCGM_FI_DEV_POWER_USAGE", namingDCGM, partValue, 1},
-	},
+	GPUUtil: sourcesOf(partSignal{partValue, gpufields.Util}),
+	GPUMemory: sourcesOf(partSignal{partUsed, gpufields.MemUsed}, partSignal{partTotal, gpufields.MemTotal},
+		partSignal{partFree, gpufields.MemFree}, partSignal{partReserved, gpufields.MemReserved}),
+	GPUTemperature: sourcesOf(partSignal{partValue, gpufields.Temperature}),
+	GPUPower:       sourcesOf(partSignal{partValue, gpufields.Power}),
+}
+
+type partSignal struct {
+	part   gpuPart
+	signal gpufields.Signal
+}
+
+func sourcesOf(parts ...partSignal) []gpuSource {
+	var out []gpuSource
+	for _, p := range parts {
+		for _, n := range gpufields.Of(p.signal).Names {
+			out = append(out, gpuSource{metric: n.Metric, naming: namingOf[n.Exporter], part: p.part, scale: n.Scale})
+		}
+	}
+	return out
 }
 
 func sourceByMetric(sources []gpuSource, name string) (gpuSource, bool) {
@@ -435,6 +444,7 @@ func (x *Exec) fetchGPU(ctx context.Context, m GPUMetric, f GPUFilter, g gpuGrid
 	if unlabelled > 0 {
 		x.Notice(Warning, fmt.Sprintf("%d GPU series without a gpu label were left out", unlabelled))
 	}
+	raws = withoutTritonDuplicates(raws)
 	sort.Slice(raws, func(i, j int) bool {
 		a, b := raws[i], raws[j]
 		if a.key != b.key {
@@ -446,6 +456,19 @@ func (x *Exec) fetchGPU(ctx context.Context, m GPUMetric, f GPUFilter, g gpuGrid
 		return a.labels < b.labels
 	})
 	return raws, nil
+}
+
+// withoutTritonDuplicates drops Triton's own GPU series on nodes a GPU exporter (the probe or
+// dcgm-exporter) reports: Triton keys GPUs by UUID, the exporters by index, so both would show
+// the same GPU twice. Triton's serve the nodes no exporter watches.
+func withoutTritonDuplicates(raws []gpuRaw) []gpuRaw {
+	exported := map[string]bool{}
+	for _, r := range raws {
+		if r.src.naming != namingTriton {
+			exported[r.key.Node] = true
+		}
+	}
+	return slices.DeleteFunc(raws, func(r gpuRaw) bool { return r.src.naming == namingTriton && exported[r.key.Node] })
 }
 
 // gpuValues are one measurement per GPU on a grid, merged across namings and duplicates.
@@ -530,20 +553,9 @@ func mergeGPU(m GPUMetric, raws []gpuRaw, n int) gpuValues {
 	return out
 }
 
+// memoryRatio is the project's one GPU-memory definition (gpufields.MemoryRatio).
 func memoryRatio(used, total, free, reserved float64) float64 {
-	if !math.IsNaN(total) && total > 0 {
-		return used / total
-	}
-	if math.IsNaN(free) {
-		return math.NaN()
-	}
-	if math.IsNaN(reserved) {
-		reserved = 0
-	}
-	if sum := used + free + reserved; sum > 0 {
-		return used / sum
-	}
-	return math.NaN()
+	return gpufields.MemoryRatio(used, total, free, reserved)
 }
 
 func valueAt(v []float64, i int) float64 {
@@ -626,7 +638,7 @@ func (gq gpuQuery) Run(ctx context.Context, x *Exec) error {
 	}
 	switch {
 	case n == 0:
-		x.Notice(Info, "no GPU series found: neither the Inferscope probe's inferscope_gpu_* nor dcgm-exporter's DCGM_FI_DEV_* metrics match"+f.String())
+		x.Notice(Info, "no GPU series found: none of the Inferscope probe's, dcgm-exporter's (any version) or Triton's GPU metrics match"+f.String())
 	case namings[namingProbe] && namings[namingDCGM]:
 		x.Notice(Info, "both the Inferscope probe's and dcgm-exporter's GPU metrics are present; where both report a GPU, the probe's are shown")
 	}

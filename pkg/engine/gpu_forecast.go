@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/pkg/derive"
+	"github.com/inferscope/inferscope/pkg/gpufields"
 )
 
 var (
@@ -101,7 +102,7 @@ func (fq gpuMemForecastQuery) Run(ctx context.Context, x *Exec) error {
 		return &LimitError{Msg: fmt.Sprintf("the query would return %d series, more than the limit of %d: select fewer nodes (instance) or GPUs (gpu)", 3*len(mem.keys), x.limits.MaxSeries)}
 	}
 	if len(mem.keys) == 0 {
-		x.Notice(Info, "no GPU memory series found (inferscope_gpu_memory_used_bytes or DCGM_FI_DEV_FB_USED)"+f.String())
+		x.Notice(Info, gpufields.Of(gpufields.MemUsed).NotMeasured()+f.String())
 		return nil
 	}
 	idx := lastIndex(fit.t, out.t)

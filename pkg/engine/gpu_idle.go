@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/pkg/derive"
+	"github.com/inferscope/inferscope/pkg/gpufields"
 )
 
 var (
@@ -127,7 +128,7 @@ func (iq gpuIdleQuery) Run(ctx context.Context, x *Exec) error {
 	}
 
 	if len(util.keys) == 0 {
-		x.Notice(Info, "no GPU utilisation series found (inferscope_gpu_utilization_ratio or DCGM_FI_DEV_GPU_UTIL)"+f.String())
+		x.Notice(Info, gpufields.Of(gpufields.Util).NotMeasured()+f.String())
 	}
 	if len(noServer) > 0 {
 		x.Notice(Info, "no inference server's requests found on the node of "+listKeys(noServer)+": the condition cannot hold there")

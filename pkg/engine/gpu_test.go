@@ -106,7 +106,8 @@ func TestGPUSelectorEscaping(t *testing.T) {
 	}
 	// Without a node filter the selector is one plain matcher set.
 	sel, _ = gpuSelector(gpuSources[GPUMemory], GPUFilter{})
-	if want := `{__name__=~"DCGM_FI_DEV_FB_FREE|DCGM_FI_DEV_FB_RESERVED|DCGM_FI_DEV_FB_TOTAL|DCGM_FI_DEV_FB_USED|inferscope_gpu_memory_total_bytes|inferscope_gpu_memory_used_bytes"}`; sel != want {
+	if want := `{__name__=~"DCGM_FI_DEV_FB_CAPACITY_BYTES|DCGM_FI_DEV_FB_FREE|DCGM_FI_DEV_FB_FREE_BYTES|DCGM_FI_DEV_FB_RESERVED|DCGM_FI_DEV_FB_RESERVED_BYTES|DCGM_FI_DEV_FB_TOTAL|DCGM_FI_DEV_FB_USED|DCGM_FI_DEV_FB_USED_BYTES|` +
+		`inferscope_gpu_memory_reserved_bytes|inferscope_gpu_memory_total_bytes|inferscope_gpu_memory_used_bytes|nv_gpu_memory_total_bytes|nv_gpu_memory_used_bytes"}`; sel != want {
 		t.Errorf("selector %s, want %s", sel, want)
 	}
 }

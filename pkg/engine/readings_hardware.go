@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/inferscope/inferscope/pkg/gpufields"
 	"github.com/inferscope/inferscope/pkg/probe/snapshot"
 	"github.com/inferscope/inferscope/pkg/prom"
 )
@@ -21,12 +23,15 @@ type HardwareQuery struct {
 	Before   time.Duration
 }
 
-// NodeHardware is one node's hardware readings; a count is NaN where it was not read, 0 where
-// it was read and no series had any.
+// NodeHardware is one node's hardware readings. A count is NaN where it was not measured (the
+// exporter does not export it, or no series of it is about the node's GPUs), 0 where it was
+// measured and nothing happened.
 type NodeHardware struct {
 	XIDBefore, XIDNow float64
 	ECCBefore, ECCNow float64
 	Throttle          []string // active hardware or thermal clock-event reasons in the window
+	// ThrottleMeasured: clock-event reasons are exported, so an empty Throttle means none.
+	ThrottleMeasured bool
 }
 
 // HardwareReadings are the readings per node asked for.
@@ -34,11 +39,16 @@ type HardwareReadings struct {
 	Nodes map[string]*NodeHardware
 	// Missing says why nothing could be read (no XID, ECC or clock-event series); "" otherwise.
 	Missing string
+	// NotMeasured says, per signal the exporters do not export, what would give it (the
+	// counters-file field to enable), in the order XID, ECC, clock events.
+	NotMeasured []string
+	// Sources names, per signal read, the metric it was read from.
+	Sources map[gpufields.Signal]string
 }
 
 // gpuNodeLabels are the labels a GPU series' node may come from (GPUNode reads them in this
 // order), kept by the hardware sums.
-var gpuNodeLabels = []string{"node", "Hostname", "hostname", "instance"}
+var gpuNodeLabels = gpufields.NodeLabels
 
 // hardwareThrottleBits are the clock-event reasons that mean the hardware holds the clocks
 // down — hardware slowdown, software and hardware thermal slowdown, power brake — not an idle
@@ -86,47 +96,154 @@ func newOrIncrease(by, sel string, w time.Duration) string {
 	return fmt.Sprintf("sum by (%s) ((%s unless %s offset %s) or increase(%s[%s]))", by, sel, sel, d, sel, d)
 }
 
-// hardwareExprs are the XID, ECC and throttle expressions of a window, in the probe's naming
-// or dcgm-exporter's, whichever Prometheus has; ok is false where it has neither.
+// hardwareExprs are the XID, ECC and throttle expressions of a window, one per name of the
+// signal that Prometheus has, best first, and the names read. Each is asked on its own: a node
+// takes its reading from the best name that has series about it, so a fleet whose nodes run
+// different exporters (or versions) is read node by node, never counted twice.
 type hardwareExprs struct {
-	xid, ecc, throttle func(w time.Duration) string
+	xid, ecc, throttle []func(w time.Duration) string
+	sources            map[gpufields.Signal][]string
 }
 
-func (r *Reader) hardwareExprs(gpu string) (hardwareExprs, bool, error) {
+// hardwareSelector selects a name's series, narrowed to the GPU asked for (every naming
+// carries the GPU index in a `gpu` label).
+func hardwareSelector(n gpufields.Name, gpu string, extra ...prom.Matcher) (string, error) {
+	ms := append(prom.EqAll(n.Matchers), extra...)
+	if gpu != "" {
+		ms = append(ms, prom.Eq("gpu", gpu))
+	}
+	return sortedSelector(n.Metric, ms...)
+}
+
+func (r *Reader) hardwareExprs(ctx context.Context, gpu string) (hardwareExprs, error) {
 	by := strings.Join(gpuNodeLabels, ", ")
-	has := func(n string) bool { return r.e.Present == nil || r.e.Present[n] }
-	var selErr error
-	// sel is a metric's selector, narrowed to the GPU asked for (both namings carry the GPU
-	// index in a `gpu` label).
-	sel := func(metric string, ms ...prom.Matcher) string {
-		if gpu != "" {
-			ms = append(ms, prom.Eq("gpu", gpu))
-		}
-		s, err := sortedSelector(metric, ms...)
+	present := func(n string) bool { return r.e.Present == nil || r.e.Present[n] }
+	x := hardwareExprs{sources: map[gpufields.Signal][]string{}}
+	for _, n := range gpufields.Of(gpufields.XID).Found(present) {
+		f, err := r.xidExpr(ctx, n, gpu, by)
 		if err != nil {
-			selErr = err
+			return x, err
 		}
-		return s
+		x.xid, x.sources[gpufields.XID] = append(x.xid, f), append(x.sources[gpufields.XID], n.Metric)
 	}
-	var x hardwareExprs
-	switch {
-	case has("inferscope_gpu_xid_errors_total") || has("inferscope_gpu_ecc_errors_total") || has("inferscope_gpu_clock_event_reason_active"):
-		xid, ecc := sel("inferscope_gpu_xid_errors_total"), sel("inferscope_gpu_ecc_errors_total", prom.Eq("type", "uncorrected"))
-		thr := sel("inferscope_gpu_clock_event_reason_active", prom.In("reason", hardwareThrottle()...))
-		x.xid = func(w time.Duration) string { return newOrIncrease(by, xid, w) }
-		x.ecc = func(w time.Duration) string { return newOrIncrease(by, ecc, w) }
-		x.throttle = func(w time.Duration) string { return probeHardwareThrottle(by, thr, promqlDuration(w)) }
-	case has("DCGM_FI_DEV_XID_ERRORS") || has("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"):
-		xid, ecc, thr := sel("DCGM_FI_DEV_XID_ERRORS"), sel("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"), sel("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS")
-		x.xid = func(w time.Duration) string {
-			return fmt.Sprintf("sum by (%s) (changes(%s[%s]))", by, xid, promqlDuration(w))
+	for _, n := range gpufields.Of(gpufields.ECCErrors).Found(present) {
+		sel, err := hardwareSelector(n, gpu)
+		if err != nil {
+			return x, err
 		}
-		x.ecc = func(w time.Duration) string { return newOrIncrease(by, ecc, w) }
-		x.throttle = func(w time.Duration) string { return dcgmHardwareThrottle(by, thr, promqlDuration(w)) }
+		x.ecc = append(x.ecc, func(w time.Duration) string { return newOrIncrease(by, sel, w) })
+		x.sources[gpufields.ECCErrors] = append(x.sources[gpufields.ECCErrors], n.Metric)
+	}
+	for _, n := range gpufields.Of(gpufields.ClockEvents).Found(present) {
+		var extra []prom.Matcher
+		if n.Shape == gpufields.ReasonGauge {
+			extra = append(extra, prom.In("reason", hardwareThrottle()...))
+		}
+		sel, err := hardwareSelector(n, gpu, extra...)
+		if err != nil {
+			return x, err
+		}
+		x.sources[gpufields.ClockEvents] = append(x.sources[gpufields.ClockEvents], n.Metric)
+		if n.Shape == gpufields.ReasonGauge {
+			x.throttle = append(x.throttle, func(w time.Duration) string { return probeHardwareThrottle(by, sel, promqlDuration(w)) })
+		} else {
+			x.throttle = append(x.throttle, func(w time.Duration) string { return dcgmHardwareThrottle(by, sel, promqlDuration(w)) })
+		}
+	}
+	return x, nil
+}
+
+// xidExpr counts XID events per node in a window, each event once, from one XID name:
+//   - a counter by code (the probe): its growth, series born in the window included;
+//   - dcgm-exporter's last-value gauge: a change of value within a series (the unlabelled
+//     form) plus every birth of a non-zero series in the window, sampled once a minute —
+//     since 2024 the gauge carries the code as err_code/err_msg labels, so a new code is a
+//     new series whose value never changes, and a code that comes back is born again. A
+//     repeat of the last code stays invisible to a last-value gauge;
+//   - DCGM_EXP_XID_ERRORS_COUNT, a count over the exporter's sliding window W: the sum of its
+//     values at the window's end and every W before it counts each event once.
+func (r *Reader) xidExpr(ctx context.Context, n gpufields.Name, gpu, by string) (func(time.Duration) string, error) {
+	sel, err := hardwareSelector(n, gpu)
+	if err != nil {
+		return nil, err
+	}
+	switch n.Shape {
+	case gpufields.Counter:
+		if n.Presence == "" {
+			return func(w time.Duration) string { return newOrIncrease(by, sel, w) }, nil
+		}
+		present, err := hardwareSelector(gpufields.Name{Metric: n.Presence}, gpu)
+		if err != nil {
+			return nil, err
+		}
+		// Nodes whose GPUs the exporter watches count 0 until a first event.
+		return func(w time.Duration) string {
+			return fmt.Sprintf("%s or 0 * max by (%s) (%s)", newOrIncrease(by, sel, w), by, present)
+		}, nil
+	case gpufields.WindowCount:
+		windows, err := r.xidCountWindows(ctx, n.Metric)
+		if err != nil {
+			return nil, err
+		}
+		return func(w time.Duration) string { return windowCountSum(by, n, gpu, windows, w) }, nil
 	default:
-		return x, false, nil
+		return func(w time.Duration) string {
+			d := promqlDuration(w)
+			return fmt.Sprintf(`sum by (%s) (changes(%s[%s]) or label_replace(sum_over_time(clamp((%s != 0) unless %s offset 1m, 1, 1)[%s:1m]), "inferscope_new", "1", "", ""))`,
+				by, sel, d, sel, sel, d)
+		}, nil
 	}
-	return x, true, selErr
+}
+
+// maxXIDTiles bounds the terms of a windowed count's sum; past it the sum samples the window
+// by a subquery (each event still counted once, give or take the scrape at a tile's edge).
+const maxXIDTiles = 48
+
+// xidCountWindows lists the window lengths (ms) the exporters of a windowed count use.
+func (r *Reader) xidCountWindows(ctx context.Context, metric string) ([]int64, error) {
+	var out []int64
+	if r.e.Prom != nil {
+		sel, err := prom.Selector(metric)
+		if err != nil {
+			return nil, err
+		}
+		vals, err := r.e.Prom.LabelValues(ctx, gpufields.WindowLabel, []string{sel}, time.Time{}, time.Time{})
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range vals {
+			if ms, err := strconv.ParseInt(v, 10, 64); err == nil && ms >= 1000 {
+				out = append(out, ms)
+			}
+		}
+	}
+	if len(out) == 0 {
+		out = []int64{gpufields.DefaultWindow}
+	}
+	return out, nil
+}
+
+// windowCountSum is, per node, the events of the last w from counts over sliding windows:
+// for each window length W, the count at the end plus the counts W, 2W, … before.
+func windowCountSum(by string, n gpufields.Name, gpu string, windows []int64, w time.Duration) string {
+	var terms []string
+	for _, ms := range windows {
+		sel, _ := hardwareSelector(n, gpu, prom.Eq(gpufields.WindowLabel, strconv.FormatInt(ms, 10)))
+		step := time.Duration(ms) * time.Millisecond
+		tiles := int((w + step - 1) / step)
+		if tiles > maxXIDTiles {
+			terms = append(terms, fmt.Sprintf("sum_over_time(%s[%s:%s])", sel, promqlDuration(w), promqlDuration(step)))
+			continue
+		}
+		for k := 0; k < tiles; k++ {
+			term := sel
+			if k > 0 {
+				term += " offset " + promqlDuration(time.Duration(k)*step)
+			}
+			terms = append(terms, fmt.Sprintf(`label_replace(%s, "inferscope_tile", "%d", "", "")`, term, k))
+		}
+	}
+	return fmt.Sprintf("sum by (%s) (%s)", by, strings.Join(terms, " or "))
 }
 
 // HardwareReadings reads q. Nothing read answers Missing; a failed query answers the readings
@@ -136,32 +253,27 @@ func (r *Reader) HardwareReadings(ctx context.Context, q HardwareQuery) (Hardwar
 	for _, n := range q.Nodes {
 		out.Nodes[n] = &NodeHardware{XIDBefore: math.NaN(), XIDNow: math.NaN(), ECCBefore: math.NaN(), ECCNow: math.NaN()}
 	}
-	x, ok, err := r.hardwareExprs(q.GPU)
-	if !ok {
-		out.Missing = "no XID, ECC or clock-event series (probe or dcgm-exporter)"
-		return out, nil
+	x, err := r.hardwareExprs(ctx, q.GPU)
+	out.Sources = map[gpufields.Signal]string{}
+	for sig, names := range x.sources {
+		out.Sources[sig] = strings.Join(names, ", ")
 	}
 	if err != nil {
 		return out, err
 	}
-	w := q.To.Sub(q.From)
-	type read struct {
-		expr string
-		now  bool // at To (the window), else at From (the reference window)
-		set  func(h *NodeHardware, v float64, labels Labels)
+	for _, sig := range []gpufields.Signal{gpufields.XID, gpufields.ECCErrors, gpufields.ClockEvents} {
+		if len(x.sources[sig]) == 0 {
+			out.NotMeasured = append(out.NotMeasured, gpufields.Of(sig).NotMeasured())
+		}
 	}
-	reads := []read{
-		{x.xid(w), true, func(h *NodeHardware, v float64, _ Labels) { h.XIDNow = nanAdd(h.XIDNow, v) }},
-		{x.xid(q.Before), false, func(h *NodeHardware, v float64, _ Labels) { h.XIDBefore = nanAdd(h.XIDBefore, v) }},
-		{x.ecc(w), true, func(h *NodeHardware, v float64, _ Labels) { h.ECCNow = nanAdd(h.ECCNow, v) }},
-		{x.ecc(q.Before), false, func(h *NodeHardware, v float64, _ Labels) { h.ECCBefore = nanAdd(h.ECCBefore, v) }},
-		{x.throttle(w), true, func(h *NodeHardware, _ float64, l Labels) {
-			if reason := l["reason"]; !containsString(h.Throttle, reason) {
-				h.Throttle = append(h.Throttle, reason)
-			}
-		}},
+	if len(x.sources) == 0 {
+		out.Missing = "no XID, ECC or clock-event series (probe, dcgm-exporter)"
+		return out, nil
 	}
-	for _, rd := range reads {
+	for _, h := range out.Nodes {
+		h.ThrottleMeasured = len(x.throttle) > 0
+	}
+	for _, rd := range hardwareReads(x, q) {
 		at := q.From
 		if rd.now {
 			at = q.To
@@ -170,22 +282,51 @@ func (r *Reader) HardwareReadings(ctx context.Context, q HardwareQuery) (Hardwar
 		if err != nil {
 			return out, err
 		}
-		for _, h := range out.Nodes {
-			// Measured: zero unless a series says otherwise.
-			if rd.now && math.IsNaN(h.XIDNow) {
-				h.XIDNow, h.ECCNow = 0, 0
-			}
-			if !rd.now && math.IsNaN(h.XIDBefore) {
-				h.XIDBefore, h.ECCBefore = 0, 0
+		// A node is measured where a series is about its GPUs: the sums answer 0 for a series
+		// without events, nothing for a node without series (NaN stays). A node read from a
+		// better name already keeps that reading.
+		answered := map[string]bool{}
+		for _, s := range samples {
+			node := GPUNode(s.Labels)
+			if h := out.Nodes[node]; h != nil && !rd.taken[node] {
+				rd.set(h, s.V, s.Labels)
+				answered[node] = true
 			}
 		}
-		for _, s := range samples {
-			if h := out.Nodes[GPUNode(s.Labels)]; h != nil {
-				rd.set(h, s.V, s.Labels)
-			}
+		for node := range answered {
+			rd.taken[node] = true
 		}
 	}
 	return out, nil
+}
+
+// hardwareRead is one instant query of the hardware readings.
+type hardwareRead struct {
+	expr  string
+	now   bool // at To (the window), else at From (the reference window)
+	set   func(h *NodeHardware, v float64, labels Labels)
+	taken map[string]bool // nodes this reading was taken from a better name for (shared by the names)
+}
+
+func hardwareReads(x hardwareExprs, q HardwareQuery) []hardwareRead {
+	w := q.To.Sub(q.From)
+	var reads []hardwareRead
+	add := func(exprs []func(time.Duration) string, d time.Duration, now bool, set func(h *NodeHardware, v float64, labels Labels)) {
+		taken := map[string]bool{}
+		for _, f := range exprs {
+			reads = append(reads, hardwareRead{expr: f(d), now: now, set: set, taken: taken})
+		}
+	}
+	add(x.xid, w, true, func(h *NodeHardware, v float64, _ Labels) { h.XIDNow = nanAdd(h.XIDNow, v) })
+	add(x.xid, q.Before, false, func(h *NodeHardware, v float64, _ Labels) { h.XIDBefore = nanAdd(h.XIDBefore, v) })
+	add(x.ecc, w, true, func(h *NodeHardware, v float64, _ Labels) { h.ECCNow = nanAdd(h.ECCNow, v) })
+	add(x.ecc, q.Before, false, func(h *NodeHardware, v float64, _ Labels) { h.ECCBefore = nanAdd(h.ECCBefore, v) })
+	add(x.throttle, w, true, func(h *NodeHardware, _ float64, l Labels) {
+		if reason := l["reason"]; !containsString(h.Throttle, reason) {
+			h.Throttle = append(h.Throttle, reason)
+		}
+	})
+	return reads
 }
 
 func containsString(list []string, v string) bool {

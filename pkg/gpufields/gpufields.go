@@ -84,6 +84,10 @@ type Name struct {
 	Matchers map[string]string
 	// Versions says which exporter releases write it, for people.
 	Versions string
+	// Presence is a metric of the same exporter whose series on a node mean this name is
+	// measured there although it has no series yet (the probe's XID counters appear with the
+	// first event of a code).
+	Presence string
 }
 
 // Field is a signal and its names, best first.
@@ -184,7 +188,7 @@ var Fields = []Field{
 		dcgm("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", Counter, 1, "all (off by default)"),
 	}},
 	{Signal: XID, Title: "XID errors", Unit: "events", Names: []Name{
-		probe("inferscope_gpu_xid_errors_total", Counter),
+		{Metric: "inferscope_gpu_xid_errors_total", Exporter: Probe, Shape: Counter, Scale: 1, Versions: "all", Presence: "inferscope_gpu_memory_used_bytes"},
 		dcgm("DCGM_EXP_XID_ERRORS_COUNT", WindowCount, 1, "3.3 and later (off by default; counts every event)"),
 		dcgm("DCGM_FI_DEV_XID_ERRORS", LastValue, 1, "all (default; err_code/err_msg labels since 2024)"),
 		dcgm("DCGM_FI_DEV_XID_ERROR", LastValue, 1, "DCGM's canonical name of field 230"),

@@ -239,7 +239,7 @@ func idleGPUsReading(_ *Readings, in *Instance, _ Thresholds) (HealthReading, bo
 }
 
 func hardwareReading(_ *Readings, in *Instance, _ Thresholds) (HealthReading, bool) {
-	if !finite(in.XID.Now) {
+	if !finite(in.XID.Now) && !finite(in.ECCUncorrected.Now) && !in.ThrottleMeasured {
 		return HealthReading{}, false
 	}
 	st := StatusOK
@@ -249,13 +249,44 @@ func hardwareReading(_ *Readings, in *Instance, _ Thresholds) (HealthReading, bo
 	if in.ECCUncorrected.Now > 0 {
 		st = StatusCritical
 	}
-	note := "no hardware throttling"
-	if len(in.Throttle) > 0 {
-		note = "throttled: " + strings.Join(in.Throttle, ", ")
-	}
 	return HealthReading{Name: "XID events + uncorrected ECC errors", Instance: in.Name, Unit: "none",
-		Now: num(in.XID.Now + in.ECCUncorrected.Now), Before: num(in.XID.Before + in.ECCUncorrected.Before), Reference: "previous hour",
-		Status: st, Limit: "warn on XID or hardware throttling, critical on uncorrected ECC", Note: note, rank: in.XID.Now + in.ECCUncorrected.Now}, true
+		Now: num(nanSum(in.XID.Now, in.ECCUncorrected.Now)), Before: num(nanSum(in.XID.Before, in.ECCUncorrected.Before)), Reference: "previous hour",
+		Status: st, Limit: "warn on XID or hardware throttling, critical on uncorrected ECC", Note: hardwareText(in), rank: nanSum(in.XID.Now, in.ECCUncorrected.Now)}, true
+}
+
+// hardwareText says what the hardware readings found and which were not measured: a signal
+// the exporter does not export is never shown as 0.
+func hardwareText(in *Instance) string {
+	count := func(v float64, what string) string {
+		if !finite(v) {
+			return what + " not measured"
+		}
+		return fmt.Sprintf("%.0f %s", v, what)
+	}
+	parts := []string{count(in.XID.Now, "XID"), count(in.ECCUncorrected.Now, "uncorrected ECC")}
+	switch {
+	case len(in.Throttle) > 0:
+		parts = append(parts, "throttled by "+strings.Join(in.Throttle, ", "))
+	case in.ThrottleMeasured:
+		parts = append(parts, "no hardware throttling")
+	default:
+		parts = append(parts, "throttling not measured")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// nanSum adds the finite values; NaN when none is.
+func nanSum(xs ...float64) float64 {
+	sum, any := 0.0, false
+	for _, x := range xs {
+		if finite(x) {
+			sum, any = sum+x, true
+		}
+	}
+	if !any {
+		return math.NaN()
+	}
+	return sum
 }
 
 // Framework.

@@ -64,8 +64,11 @@ type Instance struct {
 	IdleGPUs        []string // GPUs where the engine's idle-under-traffic condition held
 	// Hardware: XID events and uncorrected ECC errors in each window; active hardware or thermal
 	// clock-event reasons in the window.
+	// A count is NaN where it is not measured (not exported, or no series of the node's GPUs).
 	XID, ECCUncorrected Pair
 	Throttle            []string
+	// ThrottleMeasured: clock-event reasons are exported, so an empty Throttle means none.
+	ThrottleMeasured bool
 	// Framework and business readings (PromQL through the profile, not warm-up filtered).
 	CacheHit, Waiting, QueueDepth, Preemption, InputMean, Confidence, Fallback Pair
 	// WaitingIsQueue: the profile reads waiting requests from the queue-depth metric.
@@ -678,6 +681,9 @@ func (r *reader) hardwareJob(instances []string) func(context.Context) error {
 		if err != nil {
 			r.notice(fmt.Sprintf("hardware readings could not be read: %v", err))
 		}
+		for _, why := range hw.NotMeasured {
+			r.notice(why)
+		}
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		for i := range r.rd.Instances {
@@ -685,6 +691,7 @@ func (r *reader) hardwareJob(instances []string) func(context.Context) error {
 			if h := hw.Nodes[in.Node]; h != nil {
 				in.XID = Pair{h.XIDBefore, h.XIDNow}
 				in.ECCUncorrected = Pair{h.ECCBefore, h.ECCNow}
+				in.ThrottleMeasured = h.ThrottleMeasured
 				for _, t := range h.Throttle {
 					in.Throttle = appendUnique(in.Throttle, t)
 				}

@@ -91,6 +91,14 @@ func num(x float64) *float64 {
 	return &x
 }
 
+// notMeasuredNote marks a reading the exporters do not give (its notice says what would).
+func notMeasuredNote(p Pair) string {
+	if !finite(p.Now) {
+		return "not measured"
+	}
+	return ""
+}
+
 func ev(what, unit string, p Pair, note string) Evidence {
 	e := Evidence{What: what, Unit: unit, Before: num(p.Before), Now: num(p.Now), Note: note}
 	if r := ratio(p.Now, p.Before); finite(r) {
@@ -443,7 +451,7 @@ func hardwareCause(rd *Readings, in *Instance) (candidate, bool) {
 		}
 		return candidate{id: CauseHardware, instance: in.Name, score: s,
 			summary: fmt.Sprintf("%s on %s in the window", strings.Join(parts, ", "), gpuText(rd, in.Node)),
-			evidence: []Evidence{ev("XID events", "none", in.XID, ""), ev("uncorrected ECC errors", "none", in.ECCUncorrected, ""),
+			evidence: []Evidence{ev("XID events", "none", in.XID, notMeasuredNote(in.XID)), ev("uncorrected ECC errors", "none", in.ECCUncorrected, notMeasuredNote(in.ECCUncorrected)),
 				{What: "hardware clock-event reasons active", Unit: "none", Now: num(float64(len(in.Throttle))), Note: strings.Join(in.Throttle, ", ")}}}, true
 	}
 	return candidate{}, false
@@ -838,16 +846,10 @@ func stepInput(rd *Readings) string {
 func stepHardware(rd *Readings) string {
 	var parts []string
 	for _, in := range rd.Instances {
-		if !finite(in.XID.Now) {
+		if !finite(in.XID.Now) && !finite(in.ECCUncorrected.Now) && !in.ThrottleMeasured {
 			continue
 		}
-		p := fmt.Sprintf("%s: %.0f XID, %.0f uncorrected ECC", gpuText(rd, in.Node), in.XID.Now, in.ECCUncorrected.Now)
-		if len(in.Throttle) > 0 {
-			p += ", throttled by " + strings.Join(in.Throttle, ", ")
-		} else {
-			p += ", no hardware throttling"
-		}
-		parts = append(parts, p)
+		parts = append(parts, gpuText(rd, in.Node)+": "+hardwareText(&in))
 	}
 	if len(parts) == 0 {
 		return "no hardware readings (XID, ECC, clock events)"

@@ -84,12 +84,20 @@ type Params struct {
 	// Metric names.
 	Profile                                 string // custom, vllm, triton, torchserve, tgi
 	ModelLabel, VersionLabel, InstanceLabel string // renames; "" = the profile's own
-	GPUNaming                               string // inferscope (the probe) or dcgm
+	GPUNaming                               string // auto (every exporter's names), inferscope (the probe), dcgm or triton
 
 	// period is the seasonality of the baseline (one day). Only tests that play a day in
 	// minutes change it.
 	period time.Duration
 }
+
+// GPU namings the rules can read (GPUNaming).
+const (
+	GPUNamingAuto   = "auto"
+	GPUNamingProbe  = "inferscope"
+	GPUNamingDCGM   = "dcgm"
+	GPUNamingTriton = "triton"
+)
 
 // GroupPrefix starts the name of every rule group the renderings make; with the
 // ManagedLabel on each rule it marks what Inferscope may replace.
@@ -125,7 +133,7 @@ func Defaults() Params {
 		CacheDropRatio: 0.8, CacheDropFor: 15 * time.Minute,
 		WarmupMaxLoad: 5 * time.Minute,
 
-		Profile: "custom", GPUNaming: "inferscope",
+		Profile: "custom", GPUNaming: GPUNamingAuto,
 		period: 24 * time.Hour,
 	}
 }
@@ -242,7 +250,7 @@ func ParamDefs() []ParamDef {
 		str(SectionMetrics, "modelLabel", "model label name (empty: the profile's)", func(p *Params) *string { return &p.ModelLabel }, optionalLabel),
 		str(SectionMetrics, "versionLabel", "version label name (empty: the profile's)", func(p *Params) *string { return &p.VersionLabel }, optionalLabel),
 		str(SectionMetrics, "instanceLabel", "instance label name (empty: the profile's)", func(p *Params) *string { return &p.InstanceLabel }, optionalLabel),
-		choice(SectionMetrics, "gpuNaming", "GPU metric names: inferscope (the probe) or dcgm (dcgm-exporter)", func(p *Params) *string { return &p.GPUNaming }, "inferscope", "dcgm"),
+		choice(SectionMetrics, "gpuNaming", "GPU metric names read: auto (the probe's, dcgm-exporter's of every version and Triton's), or only inferscope (the probe), dcgm (dcgm-exporter) or triton", func(p *Params) *string { return &p.GPUNaming }, GPUNamingAuto, GPUNamingProbe, GPUNamingDCGM, GPUNamingTriton),
 	}
 	for i := range defs {
 		defs[i].Default = defs[i].get(&d)

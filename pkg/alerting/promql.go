@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inferscope/inferscope/pkg/gpufields"
 	"github.com/inferscope/inferscope/pkg/profile"
 	"github.com/inferscope/inferscope/pkg/prom"
 )
@@ -217,44 +218,128 @@ func (b *builder) nodeQPS() string {
 	return fmt.Sprintf("sum %s (%s)", by(NodeLabel), b.nodeOf(b.requests([]string{b.instance})))
 }
 
-// GPU series: the probe's names or dcgm-exporter's, keyed by node and GPU index. A GPU's node is
-// its node label, else (dcgm) Hostname, else hostname, else its instance without the port.
+// GPU series: every name pkg/gpufields lists for the exporters the GPUNaming parameter admits
+// (all of them by default), keyed by node and GPU. A GPU's node is its node label, else
+// Hostname, else hostname, else its instance without the port (as the engine's GPUNode); its
+// GPU is the gpu label, else Triton's gpu_uuid.
 
 func (b *builder) gpuKey(expr string) string {
-	chain := []string{b.instance}
-	if b.p.GPUNaming == "dcgm" {
-		chain = append(chain, "hostname", "Hostname")
-	}
-	chain = append(chain, "node")
 	out := expr
-	for i, l := range chain {
+	for i, l := range []string{b.instance, "hostname", "Hostname", "node"} {
 		re := "(.+)"
 		if i == 0 {
 			re = hostRegex
 		}
 		out = fmt.Sprintf("label_replace(%s, %s, \"$1\", %s, %s)", out, prom.Quote(NodeLabel), prom.Quote(l), prom.Quote(re))
 	}
+	out = fmt.Sprintf("label_replace(%s, \"gpu\", \"$1\", \"gpu_uuid\", \"(.+)\")", out)
 	return fmt.Sprintf("max %s (%s)", by(NodeLabel, "gpu"), out)
 }
 
-// gpuMemoryRaw is device memory used / total per GPU series.
-func (b *builder) gpuMemoryRaw() string {
-	if b.p.GPUNaming == "dcgm" {
-		return "DCGM_FI_DEV_FB_USED / (DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE)"
+// gpuExporters are the exporters whose names the GPU rules read.
+func (b *builder) gpuExporters() []gpufields.Exporter {
+	switch b.p.GPUNaming {
+	case GPUNamingProbe:
+		return []gpufields.Exporter{gpufields.Probe}
+	case GPUNamingDCGM:
+		return []gpufields.Exporter{gpufields.DCGM}
+	case GPUNamingTriton:
+		return []gpufields.Exporter{gpufields.Triton}
 	}
-	return "inferscope_gpu_memory_used_bytes / inferscope_gpu_memory_total_bytes"
+	return []gpufields.Exporter{gpufields.Probe, gpufields.DCGM, gpufields.Triton}
 }
 
-// gpuUtilOver is the highest utilisation (0..1) of each GPU series over d.
-func (b *builder) gpuUtilMaxOver(d time.Duration) string {
-	if b.p.GPUNaming == "dcgm" {
-		return fmt.Sprintf("max_over_time(DCGM_FI_DEV_GPU_UTIL%s) / 100", b.window(d))
+// gpuByKey keys per-series expressions of the exporters and joins them: a GPU exporter (the
+// probe, dcgm-exporter) wins where both it and Triton report a node — Triton names GPUs by
+// UUID, the exporters by index, so a GPU would otherwise be counted twice.
+func (b *builder) gpuByKey(perSeries func(gpufields.Exporter) string) string {
+	var exporters, triton []string
+	for _, x := range b.gpuExporters() {
+		e := perSeries(x)
+		switch {
+		case e == "":
+		case x == gpufields.Triton:
+			triton = append(triton, e)
+		default:
+			exporters = append(exporters, e)
+		}
 	}
-	return fmt.Sprintf("max_over_time(inferscope_gpu_utilization_ratio%s)", b.window(d))
+	switch {
+	case len(exporters) == 0:
+		return b.gpuKey(strings.Join(triton, " or "))
+	case len(triton) == 0:
+		return b.gpuKey(strings.Join(exporters, " or "))
+	}
+	ex := b.gpuKey(strings.Join(exporters, " or "))
+	return fmt.Sprintf("(\n%s\nor\n(%s unless %s %s)\n)", ex, b.gpuKey(strings.Join(triton, " or ")), on(NodeLabel), ex)
+}
+
+// gpuMemoryRaw is the one GPU-memory definition (gpufields.MemoryRatio) per series of an
+// exporter: used / total where the exporter has the total, else used / (used + free +
+// reserved), else used / (used + free). Names pair by unit (a release writes one generation).
+func gpuMemoryRaw(x gpufields.Exporter) string {
+	type gen struct{ used, total, free, reserved string }
+	gens := map[float64]*gen{}
+	var scales []float64
+	for _, part := range []struct {
+		sig gpufields.Signal
+		set func(g *gen, m string)
+	}{
+		{gpufields.MemUsed, func(g *gen, m string) { g.used = m }},
+		{gpufields.MemTotal, func(g *gen, m string) { g.total = m }},
+		{gpufields.MemFree, func(g *gen, m string) { g.free = m }},
+		{gpufields.MemReserved, func(g *gen, m string) { g.reserved = m }},
+	} {
+		for _, n := range gpufields.Of(part.sig).Names {
+			if n.Exporter != x {
+				continue
+			}
+			if gens[n.Scale] == nil {
+				gens[n.Scale] = &gen{}
+				scales = append(scales, n.Scale)
+			}
+			part.set(gens[n.Scale], n.Metric)
+		}
+	}
+	var alts []string
+	for _, sc := range scales {
+		g := gens[sc]
+		if g.used == "" {
+			continue
+		}
+		if g.total != "" {
+			alts = append(alts, fmt.Sprintf("%s / %s", g.used, g.total))
+		}
+		if g.free != "" {
+			if g.reserved != "" {
+				alts = append(alts, fmt.Sprintf("%s / (%s + %s + %s)", g.used, g.used, g.free, g.reserved))
+			}
+			alts = append(alts, fmt.Sprintf("%s / (%s + %s)", g.used, g.used, g.free))
+		}
+	}
+	return strings.Join(alts, " or ")
+}
+
+// gpuUtilMaxOver is the highest utilisation (0..1) of each GPU series of an exporter over d.
+func (b *builder) gpuUtilMaxOver(d time.Duration) string {
+	return b.gpuByKey(func(x gpufields.Exporter) string {
+		var alts []string
+		for _, n := range gpufields.Of(gpufields.Util).Names {
+			if n.Exporter != x {
+				continue
+			}
+			e := fmt.Sprintf("max_over_time(%s%s)", n.Metric, b.window(d))
+			if n.Scale != 1 {
+				e += " * " + fmtFloat(n.Scale)
+			}
+			alts = append(alts, e)
+		}
+		return strings.Join(alts, " or ")
+	})
 }
 
 // gpuMemory is the memory ratio per node and GPU.
-func (b *builder) gpuMemory() string { return b.gpuKey(b.gpuMemoryRaw()) }
+func (b *builder) gpuMemory() string { return b.gpuByKey(gpuMemoryRaw) }
 
 // dayMeans averages expr over the same time-of-day window on each previous day, one series per
 // day (dayLabel "1" … "n"). It reads history through subqueries, so it works from the first

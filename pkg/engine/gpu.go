@@ -285,6 +285,24 @@ func sourcesOf(parts ...partSignal) []gpuSource {
 	return out
 }
 
+// presentSources are the measurement's names that Prometheus lists (all of them when the names
+// are not known, or none is listed: the query then finds nothing and says so).
+func (e *Engine) presentSources(m GPUMetric) []gpuSource {
+	if e.Present == nil {
+		return gpuSources[m]
+	}
+	var out []gpuSource
+	for _, s := range gpuSources[m] {
+		if e.Present[s.metric] {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return gpuSources[m]
+	}
+	return out
+}
+
 func sourceByMetric(sources []gpuSource, name string) (gpuSource, bool) {
 	for _, s := range sources {
 		if s.metric == name {
@@ -415,7 +433,7 @@ type gpuRaw struct {
 
 // fetchGPU reads one measurement's series (both namings) of the filter's GPUs on grid g.
 func (x *Exec) fetchGPU(ctx context.Context, m GPUMetric, f GPUFilter, g gpuGrid) ([]gpuRaw, error) {
-	sources := gpuSources[m]
+	sources := x.e.presentSources(m)
 	expr, err := gpuSelector(sources, f)
 	if err != nil {
 		return nil, err

@@ -14,20 +14,24 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/inferscope/inferscope/pkg/engine"
+	"github.com/inferscope/inferscope/pkg/gpufields"
 )
 
 // Generated files, relative to the repository root.
 const (
-	TSFile       = "src/datasource/queryTypes.gen.ts"
-	DocsFile     = "docs/queries.md"
-	GPUDocsFile  = "docs/queries-gpu.md"
-	Command      = "go generate ./pkg/engine/specgen"
-	tableCommon  = "common"
-	markerPrefix = "<!-- fields:"
-	markerEnd    = "<!-- /fields -->"
+	TSFile      = "src/datasource/queryTypes.gen.ts"
+	DocsFile    = "docs/queries.md"
+	GPUDocsFile = "docs/queries-gpu.md"
+	Command     = "go generate ./pkg/engine/specgen"
+	tableCommon = "common"
+	// tableGPUNames is the table of GPU metric names read (pkg/gpufields).
+	tableGPUNames = "gpu_names"
+	markerPrefix  = "<!-- fields:"
+	markerEnd     = "<!-- /fields -->"
 )
 
 // Files returns the content every generated file should have, given the repository root (the
@@ -152,6 +156,9 @@ export interface QueryTypeSpec {
 // Table writes the field table of a query type ("common" for the shared fields).
 func Table(name string) (string, error) {
 	var fields []engine.FieldSpec
+	if name == tableGPUNames {
+		return gpuNamesTable(), nil
+	}
 	if name == tableCommon {
 		fields = engine.CommonFields()
 	} else {
@@ -202,6 +209,26 @@ func Docs(doc []byte) ([]byte, error) {
 		return nil, fmt.Errorf("a %sNAME --> marker has no %s after it", markerPrefix, markerEnd)
 	}
 	return out, nil
+}
+
+// gpuNamesTable lists every GPU metric name the engine and the alert renderings read, per
+// signal, exporter and release, with the factor to the signal's unit.
+func gpuNamesTable() string {
+	var b strings.Builder
+	b.WriteString("| signal | name | exporter | releases | × to the unit |\n|---|---|---|---|---|\n")
+	for _, f := range gpufields.Fields {
+		title := f.Title + " (" + f.Unit + ")"
+		if f.Enable != "" {
+			title += "; off in dcgm-exporter's default counters file: enable `" + f.Enable + "`"
+		}
+		for i, n := range f.Names {
+			if i > 0 {
+				title = "″"
+			}
+			fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s |\n", title, n.Metric, n.Exporter, n.Versions, strconv.FormatFloat(n.Scale, 'g', -1, 64))
+		}
+	}
+	return b.String()
 }
 
 // Tables lists the tables a document holds, in order.

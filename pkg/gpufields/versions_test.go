@@ -172,3 +172,16 @@ func TestParseVersion(t *testing.T) {
 		t.Error("4.7 accepted")
 	}
 }
+
+func TestXIDMessage(t *testing.T) {
+	for code, want := range map[uint64]string{0: "No Error", 43: "GPU stopped processing", 79: "GPU has fallen off the bus", 7: UnknownXID, 1000: UnknownXID} {
+		if got := XIDMessage(code); got != want {
+			t.Errorf("XIDMessage(%d) = %q, want %q", code, got, want)
+		}
+	}
+	for _, code := range []uint64{13, 31, 43, 45, 48, 61, 62, 63, 64, 68, 69, 74, 79, 92, 94, 95, 119, 120} {
+		if XIDMessage(code) == UnknownXID {
+			t.Errorf("XID %d has no meaning", code)
+		}
+	}
+}

@@ -227,6 +227,18 @@ func (s *System) fillIdentity(i int, d *server.Device) {
 		}
 		return d.Minor, nvml.SUCCESS
 	}
+	busID := PCIBusID(d.PciBusID)
+	d.GetPciInfoFunc = func() (nvml.PciInfo, nvml.Return) {
+		if _, l := s.state(i); l {
+			return nvml.PciInfo{}, lost
+		}
+		var p nvml.PciInfo
+		for j := 0; j < len(busID) && j < len(p.BusId)-1; j++ {
+			p.BusId[j] = int8(busID[j])
+		}
+		p.PciDeviceId = d.Config.PciDeviceId
+		return p, nvml.SUCCESS
+	}
 	d.GetMigModeFunc = func() (int, int, nvml.Return) {
 		if _, l := s.state(i); l {
 			return 0, 0, lost
@@ -497,3 +509,12 @@ func (es *eventSet) next() (nvml.EventData, bool) {
 func percent(r float64) uint32 { return uint32(math.Round(clamp01(r) * 100)) }
 
 func clamp01(v float64) float64 { return math.Max(0, math.Min(1, v)) }
+
+// PCIBusID spells go-nvml's mock bus id ("0000:07:00.0", the legacy 4-digit domain) as NVML's
+// PciInfo.BusId does: an 8-digit domain, upper-case hex ("00000000:07:00.0").
+func PCIBusID(legacy string) string {
+	if strings.Count(legacy, ":") == 2 && strings.Index(legacy, ":") == 4 {
+		legacy = "0000" + legacy
+	}
+	return strings.ToUpper(legacy)
+}

@@ -177,7 +177,7 @@ func UUIDFor(system, instance string, gpu int) string {
 
 func (s *System) fill(i int, d *server.Device) {
 	d.UUID = UUIDFor(s.opts.System, s.opts.Instance, i)
-	d.PciBusID = fmt.Sprintf("0000:%02x:00.0", 0x07+i*0x10)
+	d.PciBusID = fmt.Sprintf("0000:%02x:00.0", busOf(i))
 	memory := memoryModel(d.MemoryInfo.Total)
 	s.fillIdentity(i, d)
 	s.fillResources(i, d, memory)
@@ -227,7 +227,7 @@ func (s *System) fillIdentity(i int, d *server.Device) {
 		}
 		return d.Minor, nvml.SUCCESS
 	}
-	busID := PCIBusID(d.PciBusID)
+	busID := BusIDFor(i)
 	d.GetPciInfoFunc = func() (nvml.PciInfo, nvml.Return) {
 		if _, l := s.state(i); l {
 			return nvml.PciInfo{}, lost
@@ -510,11 +510,8 @@ func percent(r float64) uint32 { return uint32(math.Round(clamp01(r) * 100)) }
 
 func clamp01(v float64) float64 { return math.Max(0, math.Min(1, v)) }
 
-// PCIBusID spells go-nvml's mock bus id ("0000:07:00.0", the legacy 4-digit domain) as NVML's
-// PciInfo.BusId does: an 8-digit domain, upper-case hex ("00000000:07:00.0").
-func PCIBusID(legacy string) string {
-	if strings.Count(legacy, ":") == 2 && strings.Index(legacy, ":") == 4 {
-		legacy = "0000" + legacy
-	}
-	return strings.ToUpper(legacy)
-}
+// BusIDFor is the PCI bus id the mock gives GPU gpu, as NVML's PciInfo.BusId spells it (an
+// 8-digit domain, upper-case hex); the device's legacy PciBusID is the same bus.
+func BusIDFor(gpu int) string { return fmt.Sprintf("00000000:%02X:00.0", busOf(gpu)) }
+
+func busOf(gpu int) int { return 0x07 + gpu*0x10 }

@@ -29,7 +29,7 @@ type Version string
 const (
 	// DCGM3 is dcgm-exporter 3.4.2 – 3.4.x: Hostname, no pci_bus_id, XID labels, PCIe in KB/s.
 	DCGM3 Version = "3.x"
-	// DCGM45 is dcgm-exporter 3.5 – 4.8.2 (the 4.5 line is the one most fleets run): Hostname,
+	// DCGM45 is dcgm-exporter 3.5 – 4.8.2: Hostname,
 	// pci_bus_id, PCIe and profiling fields, FB_RESERVED.
 	DCGM45 Version = "4.5"
 	// DCGM48 is dcgm-exporter 4.8.3 – 4.8.x: as 4.5 with the node label hostname.

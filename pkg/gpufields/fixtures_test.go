@@ -1,8 +1,12 @@
 package gpufields_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -288,4 +292,103 @@ func probeFamilies(t *testing.T, naming promexport.Naming) map[string]*dto.Metri
 		t.Fatalf("%s: the probe rendered no GPU", naming)
 	}
 	return out
+}
+
+// A real Prometheus scrapes each fixture as it would scrape that exporter: every default
+// signal of the version is stored under its name for both GPUs, with the version's node
+// label; the XID field's err_code="43" series holds 43 on the GPU that had it; and the one
+// memory definition, written in PromQL over the version's names, gives GPU 0's ratio.
+func TestFixturesScrapedByPrometheus(t *testing.T) {
+	promtest.RequireBinary(t, "prometheus")
+	bodies := map[string][]byte{}
+	for _, fx := range fixtures {
+		b, _ := readFixture(t, fx.ver)
+		bodies["/metrics/"+string(fx.ver)] = b
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, ok := bodies[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		_, _ = w.Write(b)
+	}))
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	var cfg strings.Builder
+	cfg.WriteString("global:\n  scrape_interval: 1s\nscrape_configs:\n")
+	for _, fx := range fixtures {
+		fmt.Fprintf(&cfg, "  - job_name: dcgm-%s\n    metrics_path: /metrics/%s\n    static_configs:\n      - targets: [%q]\n", fx.ver, fx.ver, host)
+	}
+	prom := promtest.Start(t, promtest.Options{ConfigYAML: cfg.String()})
+	deadline := time.Now().Add(30 * time.Second)
+	for query(t, prom.URL, `count(DCGM_FI_DEV_GPU_UTIL) + count(DCGM_FI_DEV_GPU_UTIL_RATIO)`) != 8 {
+		if time.Now().After(deadline) {
+			t.Fatal("Prometheus did not scrape the fixtures within 30 s")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	for _, fx := range fixtures {
+		job := `job="dcgm-` + string(fx.ver) + `"`
+		lbl := gpufields.Labels(fx.ver)
+		for _, sig := range gpufields.DefaultSignals(fx.ver) {
+			n, _ := gpufields.DCGMName(sig, fx.ver)
+			if v := query(t, prom.URL, `count(`+n.Metric+`{`+job+`,`+lbl.Node+`="gpu-node-7"})`); v != 2 {
+				t.Errorf("%s: %v series of %s with %s, want 2", fx.ver, v, n.Metric, lbl.Node)
+			}
+		}
+		xid, _ := gpufields.DCGMName(gpufields.XID, fx.ver)
+		if v := query(t, prom.URL, xid.Metric+`{`+job+`,gpu="1",err_code="43",err_msg="GPU stopped processing"}`); v != 43 {
+			t.Errorf("%s: XID field of GPU 1: %v, want 43", fx.ver, v)
+		}
+		name := func(s gpufields.Signal) string {
+			n, _ := gpufields.DCGMName(s, fx.ver)
+			return n.Metric + `{` + job + `,gpu="0"}`
+		}
+		scale := func(s gpufields.Signal) string {
+			n, _ := gpufields.DCGMName(s, fx.ver)
+			return strconv.FormatFloat(n.Scale, 'g', -1, 64)
+		}
+		denominator := name(gpufields.MemUsed) + " * " + scale(gpufields.MemUsed) + " + " + name(gpufields.MemFree) + " * " + scale(gpufields.MemFree)
+		want := 36864.0 / (36864 + 3590)
+		if n, ok := gpufields.DCGMName(gpufields.MemReserved, fx.ver); ok && n.DefaultIn(fx.ver) {
+			denominator += " + " + name(gpufields.MemReserved) + " * " + scale(gpufields.MemReserved)
+			want = 36864.0 / 40960
+		}
+		if v := query(t, prom.URL, name(gpufields.MemUsed)+" * "+scale(gpufields.MemUsed)+" / ("+denominator+")"); math.Abs(v-want) > 1e-12 {
+			t.Errorf("%s: GPU 0 memory ratio %v, want %v", fx.ver, v, want)
+		}
+	}
+}
+
+// query runs an instant query expected to return one sample (NaN when none).
+func query(t *testing.T, base, expr string) float64 {
+	t.Helper()
+	resp, err := http.Get(base + "/api/v1/query?" + url.Values{"query": {expr}}.Encode())
+	if err != nil {
+		t.Fatalf("query %s: %v", expr, err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Status string
+		Error  string
+		Data   struct {
+			Result []struct {
+				Value [2]any
+			}
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || body.Status != "success" {
+		t.Fatalf("query %s: %v %s", expr, err, body.Error)
+	}
+	switch len(body.Data.Result) {
+	case 0:
+		return math.NaN()
+	case 1:
+		v, _ := strconv.ParseFloat(body.Data.Result[0].Value[1].(string), 64)
+		return v
+	}
+	t.Fatalf("query %s: %d samples", expr, len(body.Data.Result))
+	return math.NaN()
 }

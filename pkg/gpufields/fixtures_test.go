@@ -76,7 +76,7 @@ func TestFixturesPassPromtool(t *testing.T) {
 
 // field finds the table's field and name of a metric of version v.
 func field(v gpufields.Version, metric string) (gpufields.Field, gpufields.Name, bool) {
-	for _, f := range gpufields.Fields {
+	for _, f := range gpufields.All() {
 		for _, n := range f.Names {
 			if n.Metric == metric && n.In(v) {
 				return f, n, true

@@ -1,7 +1,6 @@
 package gpufields
 
 import (
-	"fmt"
 	"math"
 	"regexp"
 	"strings"
@@ -57,12 +56,10 @@ func TestTableIsWellFormed(t *testing.T) {
 			if !metricName.MatchString(n.Metric) {
 				t.Errorf("%s: %q is not a metric name", f.Signal, n.Metric)
 			}
-			// A name with fixed matchers (the probe's ECC type) may serve several signals.
-			key := n.Metric + fmt.Sprint(n.Matchers)
-			if other, dup := seen[key]; dup {
-				t.Errorf("%s is a name of both %s and %s", key, other, f.Signal)
+			if other, dup := seen[n.Metric]; dup {
+				t.Errorf("%s is a name of both %s and %s", n.Metric, other, f.Signal)
 			}
-			seen[key] = f.Signal
+			seen[n.Metric] = f.Signal
 			if n.Scale <= 0 {
 				t.Errorf("%s: scale %v", n.Metric, n.Scale)
 			}

@@ -117,9 +117,10 @@ func probeOf(metric string, shape Shape, matchers map[string]string) Name {
 	return Name{Metric: metric, Exporter: Probe, Shape: shape, Scale: 1, Matchers: matchers, Versions: "all"}
 }
 
-// moreFields extend Fields with what the probe's dcgm naming writes and what dcgm-exporter's
-// default counters file holds, beyond the signals the readings use.
-var moreFields = []Field{
+// ExtraFields are the signals the readings do not use (Fields lists those): what else the
+// probe's dcgm namings write and dcgm-exporter's default counters files hold. They are kept
+// apart so that Fields stays the set of names the engine and the alert renderings read.
+var ExtraFields = []Field{
 	{Signal: MemCopyUtil, Title: "memory copy utilisation", Unit: "ratio", Names: []Name{
 		probe("inferscope_gpu_memory_bandwidth_utilization_ratio", Gauge),
 		dcgm("DCGM_FI_DEV_MEM_COPY_UTIL", Gauge, 0.01, upTo48),
@@ -211,7 +212,18 @@ var moreFields = []Field{
 	}},
 }
 
-func init() { Fields = append(Fields, moreFields...) }
+// All lists Fields, then ExtraFields.
+func All() []Field { return append(slices.Clone(Fields), ExtraFields...) }
+
+// Find returns a signal's field among All.
+func Find(s Signal) (Field, bool) {
+	for _, f := range All() {
+		if f.Signal == s {
+			return f, true
+		}
+	}
+	return Field{}, false
+}
 
 var (
 	all    = DCGMVersions
@@ -313,13 +325,21 @@ func (f Field) DCGMShape(v Version, shape Shape) (Name, bool) {
 	return Name{}, false
 }
 
-// DCGMName returns the signal's name in version v (see Field.DCGMName).
-func DCGMName(s Signal, v Version) (Name, bool) { return Of(s).DCGMName(v) }
+// DCGMName returns the signal's name in version v (see Field.DCGMName), for a signal of
+// Fields or ExtraFields.
+func DCGMName(s Signal, v Version) (Name, bool) {
+	f, ok := Find(s)
+	if !ok {
+		return Name{}, false
+	}
+	return f.DCGMName(v)
+}
 
-// DefaultSignals lists the signals version v's default counters file exports, in table order.
+// DefaultSignals lists the signals version v's default counters file exports, in the order of
+// All.
 func DefaultSignals(v Version) []Signal {
 	var out []Signal
-	for _, f := range Fields {
+	for _, f := range All() {
 		if n, ok := f.DCGMName(v); ok && n.DefaultIn(v) {
 			out = append(out, f.Signal)
 		}

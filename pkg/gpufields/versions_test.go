@@ -1,6 +1,7 @@
 package gpufields
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 )
@@ -52,7 +53,7 @@ func TestDCGMNamePerVersion(t *testing.T) {
 // and every dcgm-exporter name of the table is placed or knowingly an alias.
 func TestVersionMapIsConsistent(t *testing.T) {
 	inTable := map[string]bool{}
-	for _, f := range Fields {
+	for _, f := range All() {
 		for _, v := range DCGMVersions {
 			names := map[Shape][]string{}
 			for _, n := range f.Names {
@@ -183,5 +184,43 @@ func TestXIDMessage(t *testing.T) {
 		if XIDMessage(code) == UnknownXID {
 			t.Errorf("XID %d has no meaning", code)
 		}
+	}
+}
+
+// ExtraFields are as well formed as Fields, never repeat a signal, and leave Fields alone.
+func TestExtraFieldsAreWellFormed(t *testing.T) {
+	seen := map[Signal]bool{}
+	names := map[string]Signal{}
+	for _, f := range All() {
+		if seen[f.Signal] {
+			t.Errorf("signal %s twice", f.Signal)
+		}
+		seen[f.Signal] = true
+		if len(f.Names) == 0 || f.Title == "" || f.Unit == "" {
+			t.Errorf("%s: incomplete field", f.Signal)
+		}
+		for _, n := range f.Names {
+			key := n.Metric + fmt.Sprint(n.Matchers)
+			if other, dup := names[key]; dup {
+				t.Errorf("%s is a name of both %s and %s", key, other, f.Signal)
+			}
+			names[key] = f.Signal
+			if n.Scale <= 0 {
+				t.Errorf("%s: scale %v", n.Metric, n.Scale)
+			}
+		}
+	}
+	for _, f := range ExtraFields {
+		if _, ok := Find(f.Signal); !ok {
+			t.Errorf("Find(%s) fails", f.Signal)
+		}
+		for _, g := range Fields {
+			if g.Signal == f.Signal {
+				t.Errorf("%s is in Fields too", f.Signal)
+			}
+		}
+	}
+	if _, ok := Find("nothing"); ok {
+		t.Error("Find found an unknown signal")
 	}
 }

@@ -67,6 +67,7 @@ func TestDetectFixtures(t *testing.T) {
 		{"triton.prom", "triton"},
 		{"torchserve.prom", "torchserve"},
 		{"tgi.prom", "tgi"},
+		{"sglang.prom", "sglang"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
@@ -201,7 +202,7 @@ func TestWithLabels(t *testing.T) {
 	want := map[string][3]string{
 		"custom": {"model_name", "model_version", "instance"}, "vllm": {"model_name", "", "instance"},
 		"triton": {"model", "version", "instance"}, "torchserve": {"model_name", "model_version", "instance"},
-		"tgi": {"", "", "instance"},
+		"tgi": {"", "", "instance"}, "sglang": {"model_name", "", "instance"},
 	}
 	for name, w := range want {
 		p, err := ByName(name)
@@ -218,7 +219,7 @@ func TestWithLabels(t *testing.T) {
 }
 
 func TestProfilesAreComplete(t *testing.T) {
-	if !reflect.DeepEqual(Names(), []string{"custom", "vllm", "triton", "torchserve", "tgi"}) {
+	if !reflect.DeepEqual(Names(), []string{"custom", "vllm", "triton", "torchserve", "tgi", "sglang"}) {
 		t.Errorf("names = %v", Names())
 	}
 	for _, p := range All() {

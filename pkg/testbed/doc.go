@@ -157,7 +157,7 @@
 //
 // # Namings (package expo)
 //
-// inferscope-loadgen --profile and TSDBOptions.Profile play the same scenario in five engines'
+// inferscope-loadgen --profile and TSDBOptions.Profile play the same scenario in six engines'
 // shapes; metric and label names come from pkg/profile, so a naming cannot drift from the
 // profile the engine reads (expo's per-naming files list every series):
 //
@@ -181,6 +181,12 @@
 //	            request count / success / failure{err}; one router per model, whose scrape
 //	            configuration adds model_name (expo.TGIModelLabel: set it as the model label);
 //	            versions merged; no process start or load state
+//	sglang      SGLang's histograms over its default buckets (e2e and TTFT from 0.1 s, queue time
+//	            from 0), num_requests_total and num_aborted_requests_total (timeouts; errors are
+//	            finished requests), running / queue gauges and token usage with the scheduler's
+//	            tp_rank / pp_rank / moe_ep_rank labels, prompt and cached tokens (prefix cache),
+//	            retracted requests (preemptions), TTFT (= e2e), an empty inter-token histogram;
+//	            no version label (versions merged), no process start or load state
 //
 // Roles an engine lacks are absent, exactly as pkg/profile's Missing says. Live /metrics and
 // history are the same numbers in every naming (TestLiveMatchesHistory).
@@ -253,6 +259,7 @@
 //	 dcgm}                                                     names
 //	{Profile: torchserve}           8     inferscope, last 2   µs-counter means, host 5xx
 //	{Profile: tgi}                  2     inferscope, last 2   TGI histograms (no baseline)
+//	{Profile: sglang}               8     inferscope, last 2   SGLang histograms, compute = e2e − queue
 //
 // Any other combination works too (built on first use). The cache lives in
 // $INFERSCOPE_TESTBED_CACHE or os.UserCacheDir()/inferscope-testbed/<key>, where key names the

@@ -246,3 +246,51 @@ func TestRestartEdgeRate(t *testing.T) {
 		t.Errorf("no restart in the window: MeanQPS %v, SampledMeanQPS %v", a, b)
 	}
 }
+
+// SGLang's naming: histograms over SGLang's default buckets, compute as e2e − queue over the
+// e2e count, aborted requests as timeouts, the token counters' prefix-cache hit ratio, and the
+// scheduler's gauges (with tp_rank, pp_rank, moe_ep_rank, summed away).
+func TestSGLangHistoryInPrometheus(t *testing.T) {
+	dir, s := tbtest.TSDBFor(t, testbed.TSDBOptions{Profile: "sglang"})
+	srv := promtest.Start(t, promtest.Options{DataDir: dir})
+	for _, c := range instants(t, s) {
+		from := c.at.Add(-window)
+		sel := fmt.Sprintf(`model_name=%q,instance=%q`, c.model, c.instance)
+		q := func(expr string) float64 { return scalar(t, srv.URL, expr, c.at) }
+		rate := func(metric string) string { return `sum(rate(` + metric + `{` + sel + `}[5m]))` }
+
+		within(t, c.name+": QPS", q(rate("sglang:num_requests_total")), s.SampledMeanQPS(c.instance, c.model, "", from, c.at, testbed.DefaultHistoryStep), exact)
+		within(t, c.name+": aborted (timeout) ratio", q(rate("sglang:num_aborted_requests_total")+" / "+rate("sglang:num_requests_total")),
+			increaseRatio(s, testbed.Timeouts, testbed.Requests, c.instance, c.model, "", from, c.at), exact)
+		for _, h := range []struct {
+			metric string
+			g      testbed.Segment
+			bounds []float64
+			q      float64
+		}{
+			{"sglang:e2e_request_latency_seconds", testbed.E2E, expo.SGLangE2EBuckets, 0.99},
+			{"sglang:time_to_first_token_seconds", testbed.E2E, expo.SGLangTTFTBuckets, 0.5},
+			{"sglang:queue_time_seconds", testbed.Queue, expo.SGLangQueueTimeBuckets, 0.95},
+		} {
+			got := q(fmt.Sprintf(`histogram_quantile(%g, sum by (le) (rate(%s_bucket{%s}[5m])))`, h.q, h.metric, sel))
+			within(t, fmt.Sprintf("%s: %s P%g", c.name, h.metric, 100*h.q), got, quantileTruth(s, h.g, c.instance, c.model, h.bounds, h.q, from, c.at), exact)
+		}
+		within(t, c.name+": mean compute = e2e - queue", q("("+rate("sglang:e2e_request_latency_seconds_sum")+" - "+rate("sglang:queue_time_seconds_sum")+") / "+
+			rate("sglang:e2e_request_latency_seconds_count")), meanTruth(s, testbed.Compute, c.instance, c.model, "", from, c.at), 1e-6)
+		hit := q(rate("sglang:cached_tokens_total") + " / " + rate("sglang:prompt_tokens_total"))
+		within(t, c.name+": prefix cache hit ratio", hit, increaseRatio(s, testbed.CachedTokens, testbed.PromptTokens, c.instance, c.model, "", from, c.at), exact)
+		within(t, c.name+": running", q(`sum(sglang:num_running_reqs{`+sel+`,priority=""})`), s.Running(c.instance, c.model, "", c.at), exact)
+		within(t, c.name+": queued", q(`sum(sglang:num_queue_reqs{`+sel+`,priority=""})`), s.QueueDepth(c.instance, c.model, c.at), exact)
+		within(t, c.name+": token usage", q(`sum(sglang:token_usage{`+sel+`})`), s.KVCacheUsage(c.instance, c.model, c.at), exact)
+		retracted := q(rate("sglang:num_retracted_requests_total") + " / " + rate("sglang:num_requests_total"))
+		if c.name == "compute slowdown" {
+			within(t, c.name+": retractions per request", retracted, increaseRatio(s, testbed.Preemptions, testbed.Requests, c.instance, c.model, "", from, c.at), exact)
+		} else if retracted != 0 {
+			t.Errorf("%s: retractions %v, want none", c.name, retracted)
+		}
+	}
+	// The scheduler's series carry its ranks; one series set per model and instance.
+	if v := scalar(t, srv.URL, `count(sglang:queue_time_seconds_count{instance="node-c:8000",tp_rank="0",pp_rank="0",engine_type="unified"})`, end); v != 2 {
+		t.Errorf("node-c: %v SGLang scheduler series sets, want one per model", v)
+	}
+}

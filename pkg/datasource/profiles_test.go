@@ -16,7 +16,7 @@ import (
 )
 
 // TestEngineEveryProfileOverGRPC runs every engine query type through the plugin over gRPC for
-// every naming the test bed plays (custom, vLLM, Triton, TorchServe, TGI), each on its own
+// every naming the test bed plays (custom, vLLM, Triton, TorchServe, TGI, SGLang), each on its own
 // Prometheus, around the queue surge on node-a's recsys-ranker. Numbers are checked against the
 // scenario where the profile measures them (quantiles from the profile's own buckets, means
 // from µs counters, rates, failure ratios), and a notice must say why where it cannot.
@@ -37,7 +37,7 @@ func TestEngineEveryProfileOverGRPC(t *testing.T) {
 		modelLabel  string
 		versionLbl  string            // "" when the server has no version label
 		bounds      []float64         // the latency histogram's buckets; nil for µs counters (means only)
-		errors      ratioTruth        // what error_ratio measures
+		errors      ratioTruth        // what error_ratio measures; nil: not measured
 		timeouts    ratioTruth        // nil: not measured
 		errorsNote  string            // a notice the errors query must carry
 		extraNotice map[string]string // query type → a notice it must carry
@@ -76,6 +76,11 @@ func TestEngineEveryProfileOverGRPC(t *testing.T) {
 			errors:      func(s *testbed.Scenario, t time.Time) float64 { return s.ErrorRatio(inst, model, "", t) },
 			errorsNote:  "TGI has no timeout counter",
 			extraNotice: map[string]string{"baseline": "some of the 7 previous days have no data"}},
+		{profile: "sglang", modelLabel: "model_name", bounds: expo.SGLangE2EBuckets,
+			timeouts:   func(s *testbed.Scenario, t time.Time) float64 { return s.TimeoutRatio(inst, model, "", t) },
+			errorsNote: "SGLang has no failure counter",
+			extraNotice: map[string]string{"latency": "default buckets from 0.1 s",
+				"split": "SGLang exports no execution-time histogram"}},
 	}
 	types := []string{"latency", "split", "jitter", "baseline", "throughput", "errors"}
 	for _, c := range cases {
@@ -246,13 +251,18 @@ func TestEngineEveryProfileOverGRPC(t *testing.T) {
 			if c.errorsNote == "the errors counter carries no model or version label" {
 				errLabels = nil
 			}
-			er := findSeries(t, "errors", errs, "error_ratio", errLabels)
-			if want := c.errors(s, inside); !sameFloat(er.at(t, inside), want, 1e-9) {
-				t.Errorf("error ratio inside the surge: %.9g, truth %.9g", er.at(t, inside), want)
-			}
-			hasTimeouts := false
+			hasErrors, hasTimeouts := false, false
 			for _, f := range errs {
+				hasErrors = hasErrors || f.labels["series"] == "error_ratio"
 				hasTimeouts = hasTimeouts || f.labels["series"] == "timeout_ratio"
+			}
+			if c.errors != nil {
+				er := findSeries(t, "errors", errs, "error_ratio", errLabels)
+				if want := c.errors(s, inside); !sameFloat(er.at(t, inside), want, 1e-9) {
+					t.Errorf("error ratio inside the surge: %.9g, truth %.9g", er.at(t, inside), want)
+				}
+			} else if hasErrors {
+				t.Error("an error ratio from a profile without errors")
 			}
 			if c.timeouts != nil {
 				to := findSeries(t, "errors", errs, "timeout_ratio", labels)

@@ -14,13 +14,19 @@ import (
 // promtoolFindings are the lint findings each fixture is known to cause with its server's real
 // names (promtool check metrics lints names; it exits 3 for lint findings, 1 when the text does
 // not parse): SGLang's names are sglang:* (a colon, reserved for recording rules by convention)
-// and one histogram is called sglang:prompt_tokens_histogram.
+// and one histogram is called sglang:prompt_tokens_histogram; TorchServe's are CamelCase and its
+// RequestsNXX counters have no _total suffix, its ts_* counters are in microseconds.
 var promtoolFindings = map[string][]string{
 	"sglang.prom": {
 		"metric names should not contain ':'",
 		"sglang:prompt_tokens_histogram metric name should not include type 'histogram'",
 	},
+	"torchserve.prom":          torchServeFindings,
+	"torchserve_frontend.prom": torchServeFindings,
 }
+
+var torchServeFindings = []string{"should be written in 'snake_case' not 'camelCase'", `counter metrics should have "_total" suffix`,
+	`use base unit "seconds" instead of "microseconds"`}
 
 // TestFixturesPassPromtool: the exposition fixtures written from the servers' facts are valid
 // exposition text to promtool, with no lint finding but those the server's own names cause.

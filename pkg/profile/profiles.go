@@ -181,11 +181,14 @@ var triton = Profile{
 	},
 }
 
-const torchserveMeanNote = "TorchServe exports cumulative µs counters, not histograms: showing the mean, percentiles do not exist"
+const torchserveMeanNote = "TorchServe exports cumulative µs counters, not histograms: showing the mean, percentiles do not exist; " +
+	"the durations are summed over answered requests only but ts_inference_requests_total counts every request received, " +
+	"so under errors the mean is biased low"
 
-// torchserve follows TorchServe's Prometheus metrics mode. Its inference
-// latency runs from request arrival to response (queue included) and is
-// only recorded for answered requests.
+// torchserve follows TorchServe's Prometheus metrics mode (metrics_mode=prometheus; the
+// default, log, serves none). Its inference latency runs from request arrival to response
+// (queue included) and is only recorded for answered requests, while the request counter
+// counts every request on receipt: the means are biased low under errors.
 var torchserve = Profile{
 	Name: "torchserve", Title: "TorchServe",
 	ModelLabel: "model_name", VersionLabel: "model_version", InstanceLabel: "instance",
@@ -223,6 +226,8 @@ var torchserve = Profile{
 		ProcessStart: "TorchServe's metrics endpoint has no process_start_time_seconds; restarts are detected from counter resets",
 	},
 	Signature: []string{"ts_inference_requests_total", "ts_inference_latency_microseconds", "ts_queue_latency_microseconds"},
+	Enable: "metrics_mode=prometheus in config.properties (or TS_METRICS_MODE=prometheus): in its default log mode TorchServe " +
+		"writes its metrics to ts_metrics.log and its metrics API (port 8082) serves none",
 }
 
 // tgi follows Text Generation Inference's router metrics (histograms in
@@ -330,6 +335,7 @@ var sglang = Profile{
 		"sglang:num_running_reqs", "sglang:num_queue_reqs", "sglang:token_usage", "sglang:prompt_tokens_total",
 		"sglang:queue_time_seconds_bucket",
 	},
+	Enable: "--enable-metrics: without it SGLang serves no /metrics",
 }
 
 // sglangGauge reads a scheduler gauge's total: with priority scheduling the total is the series

@@ -2,6 +2,7 @@ package profile_test
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,7 +42,8 @@ func TestFixturesPassPromtool(t *testing.T) {
 			cmd := exec.Command(promtool, "check", "metrics")
 			cmd.Stdin = bytes.NewReader(body)
 			out, err := cmd.CombinedOutput()
-			if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() != 3) {
+			var ee *exec.ExitError
+			if err != nil && (!errors.As(err, &ee) || ee.ExitCode() != 3) {
 				t.Fatalf("promtool check metrics: %v\n%s", err, out)
 			}
 			for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {

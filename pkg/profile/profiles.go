@@ -285,7 +285,7 @@ const sglangComputeNote = "SGLang exports no execution-time histogram: compute i
 var sglang = Profile{
 	Name: "sglang", Title: "SGLang",
 	ModelLabel: "model_name", VersionLabel: "", InstanceLabel: "instance",
-	LabelNote: "SGLang needs --enable-metrics to serve /metrics; it has no version label (one served model name per server); " +
+	LabelNote: "SGLang has no version label (one served model name per server); " +
 		"scheduler metrics add engine_type, tp_rank, pp_rank, moe_ep_rank (and dp_rank with data-parallel attention) and are written by " +
 		"attention-TP rank 0 only unless --enable-metrics-for-all-schedulers (then each TP rank repeats the same queue: select one tp_rank); " +
 		"with priority scheduling the gauges carry priority=\"\" for the total and one series per priority, so the queue and running gauges are read with priority=\"\"",

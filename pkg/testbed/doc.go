@@ -191,10 +191,11 @@
 // Roles an engine lacks are absent, exactly as pkg/profile's Missing says. Live /metrics and
 // history are the same numbers in every naming (TestLiveMatchesHistory).
 //
-// The mixed fleet (--profile fleet, TSDBOptions{Profile: "fleet"}) plays the five together in
+// The mixed fleet (--profile fleet, TSDBOptions{Profile: "fleet"}) plays the six together in
 // one Prometheus: every server serves its own copy of the scenario's models on its own port of
 // each host (expo.FleetInstance: custom on :8000 with the scenario's own model names, vLLM on
-// :8001 as vllm-recsys-ranker, Triton :8002, TorchServe :8003, TGI :8004; expo.FleetModel), in
+// :8001 as vllm-recsys-ranker, Triton :8002, TorchServe :8003, TGI :8004, SGLang :8005;
+// expo.FleetModel), in
 // its own naming, so each model's truth is the scenario's model it copies. "fleet-<server>"
 // writes one server's part alone (the same series), to compare a fleet with that server by
 // itself. Both hold 2 days by default (DefaultTSDBDays).

@@ -174,8 +174,10 @@
 //	            errors, REJECTED = timeouts), inference / execution counts, pending count,
 //	            response cache counters (never hit), nv_gpu_utilization per gpu_uuid; no
 //	            histograms, summaries or load state
-//	torchserve  µs counters over every request (latency includes queue), ts_inference_requests_total,
-//	            host-level Requests2XX / Requests5XX (errors + timeouts) and GPUUtilization (%)
+//	torchserve  µs counters over the answered requests only (latency includes queue), over
+//	            ts_inference_requests_total (every request: the means are biased low by the failed
+//	            share, Scenario.AnsweredTotal), host-level Requests2XX / Requests5XX (errors +
+//	            timeouts) and GPUUtilization (%)
 //	tgi         histograms over TGI's 35 geometric duration buckets (0.15 ms … 146 s, le written
 //	            as Rust does), 100 input-length buckets, queue size, batch size (= running),
 //	            request count / success / failure{err}; one router per model, whose scrape

@@ -141,10 +141,24 @@ func selector(metrics []string, suffix string, fixed map[string]string) string {
 
 func (b *builder) window(d time.Duration) string { return "[" + promDuration(d) + "]" }
 
-// rateSum is sum by (labels) (rate(<metrics><suffix>[rateWindow])).
+// rateSum is sum by (labels) (rate(<metrics><suffix>[rateWindow])). Several metrics are rated
+// one by one, each marked with metricLabel before they are summed: rate drops the metric name,
+// and two metrics whose series carry the same labels (Triton's compute-duration counters) would
+// make one rate over both fail ("vector cannot contain metrics with the same labelset").
 func (b *builder) rateSum(metrics []string, suffix string, fixed map[string]string, labels []string) string {
-	return fmt.Sprintf("sum %s (rate(%s%s))", by(labels...), selector(metrics, suffix, fixed), b.window(b.p.RateWindow))
+	if len(metrics) < 2 {
+		return fmt.Sprintf("sum %s (rate(%s%s))", by(labels...), selector(metrics, suffix, fixed), b.window(b.p.RateWindow))
+	}
+	parts := make([]string, len(metrics))
+	for i, m := range metrics {
+		parts[i] = fmt.Sprintf("label_replace(rate(%s%s), %s, %s, \"\", \"\")",
+			selector([]string{m}, suffix, fixed), b.window(b.p.RateWindow), prom.Quote(metricLabel), prom.Quote(m+suffix))
+	}
+	return fmt.Sprintf("sum %s (%s)", by(labels...), strings.Join(parts, " or "))
 }
+
+// metricLabel keeps apart the rates of the metrics of one measure until they are summed.
+const metricLabel = "inferscope_metric"
 
 // requests is the rate of every request per label set.
 func (b *builder) requests(labels []string) string {

@@ -129,6 +129,30 @@ func RuleUID(p Params, id string) string {
 // from that server's names).
 func ServerRuleUID(p Params, id, server string) string { return RuleUID(p, id+"-"+server) }
 
+// RuleUIDs maps each rule the Grafana rendering makes to its uid: by rule id; on a fleet a rule
+// rendered per server also by "id/server" (its id alone then names the first server's).
+func RuleUIDs(p Params) map[string]string {
+	out := map[string]string{}
+	bs, err := newBuilders(p)
+	if err != nil {
+		return out
+	}
+	for _, s := range specs {
+		fed := feeds(bs, s)
+		switch {
+		case len(fed) == 0:
+		case len(bs) == 1 || !perServer(s):
+			out[s.id] = RuleUID(p, s.id)
+		default:
+			out[s.id] = ServerRuleUID(p, s.id, fed[0].server)
+			for _, b := range fed {
+				out[s.id+"/"+b.server] = ServerRuleUID(p, s.id, b.server)
+			}
+		}
+	}
+	return out
+}
+
 // perServer says whether the Grafana rendering of a rule is PromQL from one profile's names
 // (rendered once per server on a fleet) rather than an engine query (rendered once: the data
 // source reads each model with its own server's profile).

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/inferscope/inferscope/pkg/clip"
+	"github.com/inferscope/inferscope/pkg/engine"
 	"github.com/inferscope/inferscope/pkg/profile"
 	"github.com/inferscope/inferscope/pkg/prom"
 )
@@ -633,3 +634,19 @@ func optionalLabel(v string) error {
 
 // promDuration writes d as Prometheus does ("1m", "1h30m", "0s").
 func promDuration(d time.Duration) string { return model.Duration(d).String() }
+
+// FollowEngine makes the rules read what the engine reads: every server of its fleet, each with
+// its profile and label renames, when it found several (SetServers); else its one profile
+// (forced or detected) with its label names.
+func (p *Params) FollowEngine(e *engine.Engine) {
+	if e.Fleet != nil && len(e.Fleet.Servers) > 1 {
+		servers := make([]profile.Profile, len(e.Fleet.Servers))
+		for i, s := range e.Fleet.Servers {
+			servers[i] = s.Profile
+		}
+		p.SetServers(servers)
+		return
+	}
+	p.Profile, p.servers = e.Profile.Name, nil
+	p.ModelLabel, p.VersionLabel, p.InstanceLabel = e.Profile.ModelLabel, e.Profile.VersionLabel, e.Profile.InstanceLabel
+}

@@ -166,8 +166,10 @@ type ParamDef struct {
 	Help    string   `json:"help"`
 	Default string   `json:"default"`
 	Choices []string `json:"choices,omitempty"`
-	Min     *float64 `json:"min,omitempty"`
-	Max     *float64 `json:"max,omitempty"`
+	// Items are the values of a list parameter, one or more of them separated by commas.
+	Items []string `json:"items,omitempty"`
+	Min   *float64 `json:"min,omitempty"`
+	Max   *float64 `json:"max,omitempty"`
 
 	get func(*Params) string
 	set func(*Params, string) error
@@ -255,7 +257,7 @@ func ParamDefs() []ParamDef {
 		dur(SectionThresholds, "cacheDropFor", "P2 cache: … for this long", func(p *Params) *time.Duration { return &p.CacheDropFor }, 0, 24*time.Hour),
 		dur(SectionThresholds, "warmupMaxLoad", "P2: a model still not ready this long after its instance started", func(p *Params) *time.Duration { return &p.WarmupMaxLoad }, time.Second, 24*time.Hour),
 
-		profiles(SectionMetrics, "profile", "metric profile whose names the rules read ("+strings.Join(profile.Names(), ", ")+"), or several separated by commas for a mixed fleet (one Prometheus rule group per server)"),
+		profiles(SectionMetrics, "profile", "metric profile whose names the rules read, or several separated by commas for a mixed fleet (one Prometheus rule group per server)"),
 		str(SectionMetrics, "modelLabel", "model label name (empty: the profile's)", func(p *Params) *string { return &p.ModelLabel }, optionalLabel),
 		str(SectionMetrics, "versionLabel", "version label name (empty: the profile's)", func(p *Params) *string { return &p.VersionLabel }, optionalLabel),
 		str(SectionMetrics, "instanceLabel", "instance label name (empty: the profile's)", func(p *Params) *string { return &p.InstanceLabel }, optionalLabel),
@@ -425,7 +427,7 @@ func choice(section, name, help string, field func(*Params) *string, choices ...
 // profiles reads the profile list: one or more known profile names separated by commas, each
 // once. Setting it forgets servers set by SetServers.
 func profiles(section, name, help string) ParamDef {
-	return ParamDef{Name: name, Section: section, Kind: KindString, Help: help,
+	return ParamDef{Name: name, Section: section, Kind: KindString, Help: help, Items: profile.Names(),
 		get: func(p *Params) string { return p.Profile },
 		set: func(p *Params, v string) error {
 			names, err := ParseProfiles(v)

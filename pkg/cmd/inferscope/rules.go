@@ -107,6 +107,9 @@ func printParamHelp(w io.Writer) {
 		if len(d.Choices) > 0 {
 			val = strings.Join(d.Choices, "|")
 		}
+		if len(d.Items) > 0 {
+			val = strings.Join(d.Items, "|") + "[,...]"
+		}
 		fmt.Fprintf(w, "  --%s %s\n      %s (default %s)\n", d.Flag(), val, d.Help, def)
 	}
 }
@@ -232,6 +235,11 @@ func runList(_ context.Context, path string, args []string, stdout, _ io.Writer)
 		cond := r.Condition
 		if r.Unavailable != "" {
 			cond = "(not available: " + r.Unavailable + ")"
+		}
+		for _, server := range p.ProfileNames() {
+			if why, ok := r.UnavailableOn[server]; ok {
+				cond += " (not on " + server + ": " + why + ")"
+			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Severity, r.ForText, cond)
 	}

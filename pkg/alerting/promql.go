@@ -64,6 +64,15 @@ func newBuilders(p Params) ([]*builder, error) {
 	return out, nil
 }
 
+// newBuilder is the builder of the parameters' first (or only) server.
+func newBuilder(p Params) (*builder, error) {
+	bs, err := newBuilders(p)
+	if err != nil {
+		return nil, err
+	}
+	return bs[0], nil
+}
+
 // rec selects a recorded series: by name, and on a fleet the builder's server's only.
 func (b *builder) rec(name string) string {
 	if b.server == "" {

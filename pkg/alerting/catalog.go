@@ -2,6 +2,7 @@ package alerting
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/inferscope/inferscope/pkg/profile"
@@ -54,8 +55,12 @@ type Rule struct {
 	ForText   string        `json:"for"`
 	// Why carries the lesson behind the rule and what to look at first.
 	Why string `json:"why"`
-	// Unavailable says why the metric profile cannot feed this rule ("" = available).
+	// Unavailable says why the metric profile cannot feed this rule ("" = available); over
+	// several servers, why none of them can.
 	Unavailable string `json:"unavailable,omitempty"`
+	// UnavailableOn, over several servers, says for each server that cannot feed the rule why
+	// (the rule is rendered for the others).
+	UnavailableOn map[string]string `json:"unavailableOn,omitempty"`
 }
 
 type spec struct {
@@ -205,9 +210,10 @@ var specs = []spec{
 }
 
 // Catalog lists the rules with their conditions for the given parameters; rules the metric
-// profile cannot feed say why.
+// profile cannot feed say why. Over several servers a rule is available when any server can
+// feed it; UnavailableOn names the others.
 func Catalog(p Params) ([]Rule, error) {
-	b, err := newBuilder(p)
+	bs, err := newBuilders(p)
 	if err != nil {
 		return nil, err
 	}
@@ -215,9 +221,37 @@ func Catalog(p Params) ([]Rule, error) {
 	for i, s := range specs {
 		d := s.hold(p)
 		out[i] = Rule{ID: s.id, Alert: s.alert, Title: s.title, Severity: s.sev, Scope: s.scope,
-			Condition: s.cond(p), For: d, ForText: promDuration(d), Why: s.why, Unavailable: s.needs(b)}
+			Condition: s.cond(p), For: d, ForText: promDuration(d), Why: s.why}
+		if len(bs) == 1 {
+			out[i].Unavailable = s.needs(bs[0])
+			continue
+		}
+		var whys []string
+		for _, b := range bs {
+			if why := s.needs(b); why != "" {
+				if out[i].UnavailableOn == nil {
+					out[i].UnavailableOn = map[string]string{}
+				}
+				out[i].UnavailableOn[b.server] = why
+				whys = append(whys, b.server+": "+why)
+			}
+		}
+		if len(whys) == len(bs) {
+			out[i].Unavailable, out[i].UnavailableOn = strings.Join(whys, "; "), nil
+		}
 	}
 	return out, nil
+}
+
+// feeds lists the builders that can feed the rule.
+func feeds(bs []*builder, s spec) []*builder {
+	var out []*builder
+	for _, b := range bs {
+		if s.needs(b) == "" {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 func specByID(id string) (spec, bool) {

@@ -25,6 +25,9 @@ type ctx struct {
 	node                     string
 	// queries: whether the templates may run PromQL (Prometheus can, Grafana cannot).
 	queries bool
+	// fleet, for a fleet's GPU rules, are the servers whose traffic and models on the node the
+	// annotations list (nil: the builder's own).
+	fleet []*builder
 }
 
 // contextLabels are the normalised labels of an alert of the given scope.
@@ -142,11 +145,21 @@ func (c ctx) annotations(s spec) map[string]string {
 	return out
 }
 
-// qpsQuery renders the current request rate of the alert's subject.
+// qpsQuery renders the current request rate of the alert's subject; a fleet's GPU rule gives
+// each server's on the node.
 func (c ctx) qpsQuery(s spec) string {
 	b := c.b
 	m, _ := b.measure(profile.Requests, profile.Counter)
 	window := promDuration(b.p.RateWindow)
+	if s.scope == ScopeGPU && c.fleet != nil {
+		var parts []string
+		for _, fb := range c.fleet {
+			if fb.has(profile.Requests, profile.Counter) {
+				parts = append(parts, fb.server+" "+ctx{b: fb, node: c.node, queries: true}.qpsQuery(s))
+			}
+		}
+		return strings.Join(parts, "; ")
+	}
 	var q string
 	if s.scope == ScopeGPU {
 		q = fmt.Sprintf("%s(%s(rate(%s[%s]), %s, \"$1\", %s, %s) and on (%s) %s)",
@@ -162,8 +175,16 @@ func (c ctx) qpsQuery(s spec) string {
 	return q + `{{ . | first | value | printf "%.1f" }} req/s{{ else }}no traffic{{ end }}`
 }
 
-// modelsQuery lists the model versions served on a GPU's node.
+// modelsQuery lists the model versions served on a GPU's node; a fleet's GPU rule lists each
+// server's.
 func (c ctx) modelsQuery() string {
+	if c.fleet != nil {
+		var parts []string
+		for _, fb := range c.fleet {
+			parts = append(parts, fb.server+": "+ctx{b: fb, node: c.node, queries: true}.modelsQuery())
+		}
+		return strings.Join(parts, " | ")
+	}
 	b := c.b
 	m, _ := b.measure(profile.Requests, profile.Counter)
 	labels := nonEmpty2(b.model, b.version)

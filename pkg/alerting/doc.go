@@ -10,13 +10,16 @@
 // Renderings, from the same catalog and parameters:
 //
 //   - PrometheusRules / RenderPrometheus: one rule group of recording rules and alerts, PromQL
-//     built from a metric profile's names (pkg/profile) with pkg/prom's quoting (promql.go);
+//     built from a metric profile's names (pkg/profile) with pkg/prom's quoting (promql.go); over
+//     a mixed fleet (Params.Profile naming several servers, or SetServers / FollowEngine) one group
+//     per server, its recorded series labelled ServerLabel, and one group of GPU rules;
 //   - AlertmanagerConfig / RenderAlertmanager: routes per severity, a receiver that sends nothing
 //     for P2 and observation mode, inhibit_rules P0 ⇒ P1/P2 on the same model and instance or
 //     node and GPU;
 //   - GrafanaRules / RenderGrafanaProvisioning: a Grafana-managed rule group whose queries use
 //     the Inferscope data source's query types and server-side expressions, for the
-//     provisioning API or file provisioning; Diff compares it with what Grafana holds.
+//     provisioning API or file provisioning (over a fleet: engine rules once, PromQL rules once
+//     per server); Diff compares it with what Grafana holds.
 //
 // Every alert carries severity, model/version/instance or node/gpu, the ownership mark
 // (ManagedLabel) and, in observation mode, ObservationLabel; annotations give the current value,

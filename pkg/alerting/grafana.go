@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v2"
@@ -124,8 +125,43 @@ func RuleUID(p Params, id string) string {
 	return fmt.Sprintf("isc-%s-%08x", id, h.Sum32())
 }
 
+// ServerRuleUID is the uid of a rule rendered once per server of a fleet (a PromQL rule read
+// from that server's names).
+func ServerRuleUID(p Params, id, server string) string { return RuleUID(p, id+"-"+server) }
+
+// RuleUIDs maps each rule the Grafana rendering makes to its uid: by rule id; on a fleet a rule
+// rendered per server also by "id/server" (its id alone then names the first server's).
+func RuleUIDs(p Params) map[string]string {
+	out := map[string]string{}
+	bs, err := newBuilders(p)
+	if err != nil {
+		return out
+	}
+	for _, s := range specs {
+		fed := feeds(bs, s)
+		switch {
+		case len(fed) == 0:
+		case len(bs) == 1 || !perServer(s):
+			out[s.id] = RuleUID(p, s.id)
+		default:
+			out[s.id] = ServerRuleUID(p, s.id, fed[0].server)
+			for _, b := range fed {
+				out[s.id+"/"+b.server] = ServerRuleUID(p, s.id, b.server)
+			}
+		}
+	}
+	return out
+}
+
+// perServer says whether the Grafana rendering of a rule is PromQL from one profile's names
+// (rendered once per server on a fleet) rather than an engine query (rendered once: the data
+// source reads each model with its own server's profile).
+func perServer(s spec) bool { return s.id == "cache-drop-p2" || s.id == "warmup-long-p2" }
+
 // GrafanaRules renders the rule group. orgID is the organisation the rules belong to (1 for
-// file provisioning).
+// file provisioning). Over several servers a rule that any server can feed is rendered: once
+// when it queries the data source's engine, once per server that can feed it when it is PromQL
+// (its uid and title naming the server).
 func GrafanaRules(p Params, orgID int64) (GrafanaGroup, error) {
 	if err := p.Validate(); err != nil {
 		return GrafanaGroup{}, err
@@ -133,25 +169,34 @@ func GrafanaRules(p Params, orgID int64) (GrafanaGroup, error) {
 	if p.DatasourceUID == "" {
 		return GrafanaGroup{}, ErrNoDatasource
 	}
-	b, err := newBuilder(p)
+	bs, err := newBuilders(p)
 	if err != nil {
 		return GrafanaGroup{}, err
 	}
 	g := GrafanaGroup{Title: p.Group, FolderUID: p.FolderUID, Interval: int64(p.Interval / time.Second)}
 	for _, s := range specs {
-		if s.needs(b) != "" {
-			continue
+		fed := feeds(bs, s)
+		switch {
+		case len(fed) == 0:
+		case len(bs) == 1:
+			g.Rules = append(g.Rules, grafanaRule(p, bs[0], s, orgID, nil))
+		case perServer(s):
+			for _, b := range fed {
+				g.Rules = append(g.Rules, grafanaRule(p, b, s, orgID, nil))
+			}
+		default:
+			once := *bs[0]
+			once.server = ""
+			g.Rules = append(g.Rules, grafanaRule(p, &once, s, orgID, bs))
 		}
-		r, err := grafanaRule(p, b, s, orgID)
-		if err != nil {
-			return GrafanaGroup{}, err
-		}
-		g.Rules = append(g.Rules, r)
 	}
 	return g, nil
 }
 
-func grafanaRule(p Params, b *builder, s spec, orgID int64) (GrafanaRule, error) {
+// grafanaRule renders one rule from the builder's names; fleet, for an engine rule over several
+// servers, are the servers whose label names its series may carry and whose request rates its
+// context query adds.
+func grafanaRule(p Params, b *builder, s spec, orgID int64, fleet []*builder) GrafanaRule {
 	main, rangeFrom, viaPromQL := grafanaMainQuery(p, b, s)
 	// Labels the data query's series carry: the engine's service types, queried by instance,
 	// keep model/version/instance apart, its GPU types node/gpu; the promql ones carry what the
@@ -167,15 +212,23 @@ func grafanaRule(p Params, b *builder, s spec, orgID int64) (GrafanaRule, error)
 			c.version = b.version
 		}
 		qpsBy = nonEmpty2(c.model, c.version, c.instance)
+	case fleet != nil:
+		c.model = alternatives(fleet, func(b *builder) string { return b.model })
+		c.version = alternatives(fleet, func(b *builder) string { return b.version })
+		c.instance = alternatives(fleet, func(b *builder) string { return b.instance })
 	default:
 		c.model, c.version, c.instance = b.model, b.version, b.instance
 		qpsBy = nonEmpty2(c.model, c.version, c.instance)
+	}
+	qps := grafanaQPS(b, s, qpsBy)
+	if fleet != nil {
+		qps = grafanaFleetQPS(fleet, s)
 	}
 	data := []GrafanaQuery{
 		dsQuery(p, refData, main, rangeFrom),
 		reduce(refReduce, refData),
 		grafanaCondition(p, s),
-		dsQuery(p, refQPS, map[string]any{"queryType": "promql", "expr": grafanaQPS(b, s, qpsBy), "legendFormat": ""}, int64(p.RateWindow/time.Second)*2),
+		dsQuery(p, refQPS, map[string]any{"queryType": "promql", "expr": qps, "legendFormat": ""}, int64(p.RateWindow/time.Second)*2),
 		reduce(refQPSReduce, refQPS),
 	}
 	ann := c.annotations(s)
@@ -186,16 +239,21 @@ func grafanaRule(p Params, b *builder, s spec, orgID int64) (GrafanaRule, error)
 	for k, v := range c.contextLabels(s) {
 		labels[k] = v
 	}
-	title := s.sev.title(s.title)
+	title, uid := s.sev.title(s.title), RuleUID(p, s.id)
+	if b.server != "" {
+		title += " (" + b.server + ")"
+		uid = ServerRuleUID(p, s.id, b.server)
+		labels[ServerLabel] = b.server
+	}
 	if p.Group != GroupPrefix {
 		title += " (" + p.Group + ")"
 	}
 	return GrafanaRule{
-		UID: RuleUID(p, s.id), OrgID: orgID, FolderUID: p.FolderUID, RuleGroup: p.Group,
+		UID: uid, OrgID: orgID, FolderUID: p.FolderUID, RuleGroup: p.Group,
 		Title: title, Condition: refCondition, Data: data,
 		NoDataState: "OK", ExecErrState: "Error", For: promDuration(s.hold(p)),
 		Annotations: ann, Labels: labels, NotificationSettings: notificationSettings(p, s.sev),
-	}, nil
+	}
 }
 
 func (sev Severity) title(t string) string { return string(sev) + " " + t }
@@ -266,6 +324,28 @@ func grafanaCondition(p Params, s spec) GrafanaQuery {
 		return mathExpr(fmt.Sprintf("$%s > %s && $%s <= %s", refReduce, fmtFloat(c.Lo), refReduce, fmtFloat(c.Hi)))
 	}
 	panic("alerting: no Grafana condition for operator " + c.Op)
+}
+
+// grafanaFleetQPS is the request rate of every server, grouped like an engine rule's series on a
+// fleet: each server's by its own labels and marked with the engine's server label, or summed
+// per node for the GPU rules.
+func grafanaFleetQPS(fleet []*builder, s spec) string {
+	var parts []string
+	for _, b := range fleet {
+		if !b.has(profile.Requests, profile.Counter) {
+			continue
+		}
+		expr := b.requests(b.group())
+		if s.scope == ScopeGPU {
+			expr = fmt.Sprintf("label_replace(%s, \"node\", \"$1\", %s, %s)", b.requests([]string{b.instance}), prom.Quote(b.instance), prom.Quote(hostRegex))
+		}
+		parts = append(parts, fmt.Sprintf("label_replace(%s, %s, %s, \"\", \"\")", expr, prom.Quote(engine.ServerLabel), prom.Quote(b.prof.Name)))
+	}
+	expr := strings.Join(parts, "\nor\n")
+	if s.scope == ScopeGPU {
+		return fmt.Sprintf("sum by (node) (\n%s\n)", indent(expr))
+	}
+	return expr
 }
 
 // grafanaQPS is the request rate grouped like the rule's series.

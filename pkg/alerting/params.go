@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,6 +16,8 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/inferscope/inferscope/pkg/clip"
+	"github.com/inferscope/inferscope/pkg/engine"
+	"github.com/inferscope/inferscope/pkg/profile"
 	"github.com/inferscope/inferscope/pkg/prom"
 )
 
@@ -81,10 +84,16 @@ type Params struct {
 	CacheDropFor      time.Duration
 	WarmupMaxLoad     time.Duration
 
-	// Metric names.
-	Profile                                 string // custom, vllm, triton, torchserve, tgi
+	// Metric names. Profile is one profile name (custom, vllm, triton, torchserve, tgi) or, for
+	// a mixed fleet, several separated by commas ("vllm,triton"): the Prometheus rendering then
+	// makes one rule group per server (ProfileNames).
+	Profile                                 string
 	ModelLabel, VersionLabel, InstanceLabel string // renames; "" = the profile's own
 	GPUNaming                               string // auto (every exporter's names), inferscope (the probe), dcgm or triton
+
+	// servers, when set (SetServers), are the fleet's profiles with their own label renames;
+	// they replace what Profile and the label fields would resolve to.
+	servers []profile.Profile
 
 	// period is the seasonality of the baseline (one day). Only tests that play a day in
 	// minutes change it.
@@ -157,8 +166,10 @@ type ParamDef struct {
 	Help    string   `json:"help"`
 	Default string   `json:"default"`
 	Choices []string `json:"choices,omitempty"`
-	Min     *float64 `json:"min,omitempty"`
-	Max     *float64 `json:"max,omitempty"`
+	// Items are the values of a list parameter, one or more of them separated by commas.
+	Items []string `json:"items,omitempty"`
+	Min   *float64 `json:"min,omitempty"`
+	Max   *float64 `json:"max,omitempty"`
 
 	get func(*Params) string
 	set func(*Params, string) error
@@ -246,7 +257,7 @@ func ParamDefs() []ParamDef {
 		dur(SectionThresholds, "cacheDropFor", "P2 cache: … for this long", func(p *Params) *time.Duration { return &p.CacheDropFor }, 0, 24*time.Hour),
 		dur(SectionThresholds, "warmupMaxLoad", "P2: a model still not ready this long after its instance started", func(p *Params) *time.Duration { return &p.WarmupMaxLoad }, time.Second, 24*time.Hour),
 
-		choice(SectionMetrics, "profile", "metric profile whose names the Prometheus rules read", func(p *Params) *string { return &p.Profile }, "custom", "vllm", "triton", "torchserve", "tgi"),
+		profiles(SectionMetrics, "profile", "metric profile whose names the rules read, or several separated by commas for a mixed fleet (one Prometheus rule group per server)"),
 		str(SectionMetrics, "modelLabel", "model label name (empty: the profile's)", func(p *Params) *string { return &p.ModelLabel }, optionalLabel),
 		str(SectionMetrics, "versionLabel", "version label name (empty: the profile's)", func(p *Params) *string { return &p.VersionLabel }, optionalLabel),
 		str(SectionMetrics, "instanceLabel", "instance label name (empty: the profile's)", func(p *Params) *string { return &p.InstanceLabel }, optionalLabel),
@@ -413,6 +424,85 @@ func choice(section, name, help string, field func(*Params) *string, choices ...
 	return d
 }
 
+// profiles reads the profile list: one or more known profile names separated by commas, each
+// once. Setting it forgets servers set by SetServers.
+func profiles(section, name, help string) ParamDef {
+	return ParamDef{Name: name, Section: section, Kind: KindString, Help: help, Items: profile.Names(),
+		get: func(p *Params) string { return p.Profile },
+		set: func(p *Params, v string) error {
+			names, err := ParseProfiles(v)
+			if err != nil {
+				return err
+			}
+			p.Profile, p.servers = strings.Join(names, ","), nil
+			return nil
+		}}
+}
+
+// ParseProfiles reads a profile list ("vllm", "vllm, triton"): known names, each once.
+func ParseProfiles(v string) ([]string, error) {
+	var names []string
+	for _, n := range strings.Split(v, ",") {
+		n = strings.TrimSpace(n)
+		if _, err := profile.ByName(n); err != nil {
+			return nil, fmt.Errorf("must be one of %s, or several separated by commas, got %q", strings.Join(profile.Names(), ", "), clip.Text(v, 80))
+		}
+		if slices.Contains(names, n) {
+			return nil, fmt.Errorf("names profile %s twice", n)
+		}
+		names = append(names, n)
+	}
+	return names, nil
+}
+
+// ProfileNames lists the servers the rules are rendered for: the names of Profile, or of the
+// profiles SetServers gave.
+func (p Params) ProfileNames() []string {
+	ps, err := p.serverProfiles()
+	if err != nil {
+		return nil
+	}
+	out := make([]string, len(ps))
+	for i, s := range ps {
+		out[i] = s.Name
+	}
+	return out
+}
+
+// SetServers renders the rules for these servers, each with its own profile and label names (a
+// fleet's servers as the engine found them, renames applied): Profile becomes their names. One
+// server renders exactly as Profile naming it would with its label names.
+func (p *Params) SetServers(servers []profile.Profile) {
+	names := make([]string, len(servers))
+	for i, s := range servers {
+		names[i] = s.Name
+	}
+	p.Profile, p.servers = strings.Join(names, ","), slices.Clone(servers)
+}
+
+// serverProfiles resolves the servers: those SetServers gave, else each profile Profile names
+// with the label renames.
+func (p Params) serverProfiles() ([]profile.Profile, error) {
+	if len(p.servers) > 0 {
+		return p.servers, nil
+	}
+	var out []profile.Profile
+	for _, n := range strings.Split(p.Profile, ",") {
+		prof, err := profile.ByName(strings.TrimSpace(n))
+		if err != nil {
+			return nil, err
+		}
+		if slices.ContainsFunc(out, func(q profile.Profile) bool { return q.Name == prof.Name }) {
+			return nil, fmt.Errorf("profile names %s twice", prof.Name)
+		}
+		if prof, err = prof.WithLabels(p.ModelLabel, p.VersionLabel, p.InstanceLabel); err != nil {
+			return nil, err
+		}
+		out = append(out, prof)
+	}
+	return out, nil
+}
+
 func boolean(section, name, help string, field func(*Params) *bool) ParamDef {
 	return ParamDef{Name: name, Section: section, Kind: KindBool, Help: help,
 		get: func(p *Params) string { return strconv.FormatBool(*field(p)) },
@@ -546,3 +636,19 @@ func optionalLabel(v string) error {
 
 // promDuration writes d as Prometheus does ("1m", "1h30m", "0s").
 func promDuration(d time.Duration) string { return model.Duration(d).String() }
+
+// FollowEngine makes the rules read what the engine reads: every server of its fleet, each with
+// its profile and label renames, when it found several (SetServers); else its one profile
+// (forced or detected) with its label names.
+func (p *Params) FollowEngine(e *engine.Engine) {
+	if e.Fleet != nil && len(e.Fleet.Servers) > 1 {
+		servers := make([]profile.Profile, len(e.Fleet.Servers))
+		for i, s := range e.Fleet.Servers {
+			servers[i] = s.Profile
+		}
+		p.SetServers(servers)
+		return
+	}
+	p.Profile, p.servers = e.Profile.Name, nil
+	p.ModelLabel, p.VersionLabel, p.InstanceLabel = e.Profile.ModelLabel, e.Profile.VersionLabel, e.Profile.InstanceLabel
+}

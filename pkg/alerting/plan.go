@@ -15,6 +15,9 @@ type Plan struct {
 	Query     GrafanaQuery // the data query A
 	Condition Condition    // condition C on the reduced value
 	For       time.Duration
+	// Server, over several servers, names the server a PromQL rule is read from (one plan per
+	// server that can feed it); "" for an engine query, which answers every server's models.
+	Server string
 }
 
 // Condition operators.
@@ -62,12 +65,14 @@ func (c Condition) String() string {
 
 // Plans returns the evaluation plan of every rule the metric profile can feed, in catalog
 // order. Rules it cannot feed are left out; Catalog says why. No data source uid is needed:
-// the plan's query carries p.DatasourceUID as it is (empty when unset).
+// the plan's query carries p.DatasourceUID as it is (empty when unset). Over several servers the
+// plans follow the Grafana rendering: an engine rule once, a PromQL rule once per server that
+// can feed it (Plan.Server).
 func Plans(p Params) ([]Plan, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	b, err := newBuilder(p)
+	bs, err := newBuilders(p)
 	if err != nil {
 		return nil, err
 	}
@@ -80,8 +85,18 @@ func Plans(p Params) ([]Plan, error) {
 		if catalog[i].Unavailable != "" {
 			continue
 		}
-		main, rangeFrom, _ := grafanaMainQuery(p, b, s)
-		out = append(out, Plan{Rule: catalog[i], Query: dsQuery(p, refData, main, rangeFrom), Condition: ruleCondition(p, s), For: s.hold(p)})
+		fed := feeds(bs, s)
+		if len(bs) > 1 && !perServer(s) {
+			fed = fed[:1]
+		}
+		for _, b := range fed {
+			main, rangeFrom, _ := grafanaMainQuery(p, b, s)
+			pl := Plan{Rule: catalog[i], Query: dsQuery(p, refData, main, rangeFrom), Condition: ruleCondition(p, s), For: s.hold(p)}
+			if len(bs) > 1 && perServer(s) {
+				pl.Server = b.server
+			}
+			out = append(out, pl)
+		}
 	}
 	return out, nil
 }

@@ -57,82 +57,76 @@ type PromRule struct {
 	Annotations map[string]string `yaml:"annotations,omitempty"`
 }
 
-// PrometheusRules renders the catalog as one Prometheus rule group: the recording rules the
+// PrometheusRules renders the catalog as Prometheus rule groups: the recording rules the
 // available alerts need, then the alerts. Rules the profile cannot feed are left out (Catalog
-// says why).
+// says why). One server makes one group. Several (a mixed fleet) make one group per server,
+// named after the group and the server, with the service rules and the node warming and
+// request-rate recordings, each recorded series labelled ServerLabel and each alert reading its
+// own server's; then one group, the group name and "-gpu", with the GPU rules, which read every
+// server's node recordings.
 func PrometheusRules(p Params) (PromRuleFile, error) {
 	if err := p.Validate(); err != nil {
 		return PromRuleFile{}, err
 	}
-	b, err := newBuilder(p)
+	bs, err := newBuilders(p)
 	if err != nil {
 		return PromRuleFile{}, err
 	}
-	c := ctx{b: b, value: "$value", model: b.model, version: b.version, instance: b.instance, node: NodeLabel, queries: true}
+	interval := promDuration(p.Interval)
+	if len(bs) == 1 {
+		return PromRuleFile{Groups: []PromGroup{{Name: p.Group, Interval: interval, Rules: bs[0].promRules(true, true, nil)}}}, nil
+	}
+	var f PromRuleFile
+	for _, b := range bs {
+		f.Groups = append(f.Groups, PromGroup{Name: p.Group + "-" + b.server, Interval: interval, Rules: b.promRules(true, false, nil)})
+	}
+	gpu := *bs[0]
+	gpu.server = ""
+	f.Groups = append(f.Groups, PromGroup{Name: p.Group + GPUGroupSuffix, Interval: interval, Rules: gpu.promRules(false, true, bs)})
+	return f, nil
+}
+
+// GPUGroupSuffix ends the name of a fleet's GPU rule group.
+const GPUGroupSuffix = "-gpu"
+
+// promRules renders the builder's recording rules and alerts: the service part (service
+// alerts, the node recordings), the GPU part (GPU memory recording, GPU alerts), or both.
+// fleet, for a fleet's GPU part, are the servers whose node request rates the GPU idle rule
+// reads (nil: the builder's own).
+func (b *builder) promRules(service, gpu bool, fleet []*builder) []PromRule {
+	p := b.p
 	available := map[string]bool{}
 	for _, s := range specs {
 		available[s.id] = s.needs(b) == ""
+		if fleet != nil {
+			available[s.id] = len(feeds(fleet, s)) > 0
+		}
 	}
-	var rec []PromRule
-	record := func(name, expr string) { rec = append(rec, PromRule{Record: name, Expr: expr}) }
-	g := b.group()
-	if available["latency-p0"] || available["latency-p1"] {
-		current := b.steady(b.quantile(profile.Latency, p.LatencyQuantile))
-		record(RecLatency, current)
-		record(RecLatencyDayMean, b.dayMeans(current))
-		record(RecLatencyBaseline, fmt.Sprintf("avg without (%s) (%s)\nand %s\ncount without (%s) (%s) >= %d",
-			dayLabel, RecLatencyDayMean, on(g...), dayLabel, RecLatencyDayMean, p.BaselineMinDays))
-		record(RecLatencyRatio, RecLatency+" / "+RecLatencyBaseline)
-	}
-	if available["jitter-p1"] {
-		record(RecJitter, b.steady(fmt.Sprintf("%s\n/\n(%s > 0)", b.quantile(profile.Latency, 0.99), b.quantile(profile.Latency, 0.5))))
-	}
-	if available["errors-p0"] {
-		em, _ := b.measure(profile.Errors, profile.Counter)
-		record(RecErrors, b.steady(fmt.Sprintf("%s\n/\n(%s > 0)", b.rateSum(em.Metrics, "", em.Matchers, g), b.requests(g))))
-	}
-	if available["queue-p1"] {
-		q, c := b.mean(profile.QueueTime), b.mean(profile.ComputeTime)
-		record(RecQueueShare, b.steady(fmt.Sprintf("%s\n/\n(%s + %s)", q, q, c)))
-	}
-	record(RecNodeWarming, b.nodeWarming())
-	record(RecGPUMemory, b.gpuMemory())
-	if available["gpu-idle-p0"] {
-		record(RecNodeQPS, b.nodeQPS())
-		record(RecNodeQPSDayMean, b.dayMeans(b.nodeQPS()))
-		record(RecNodeQPSBaseline, fmt.Sprintf("avg without (%s) (%s)", dayLabel, RecNodeQPSDayMean))
-	}
-	if available["cache-drop-p2"] {
-		hm, _ := b.measure(profile.CacheHits, profile.Counter)
-		qm, _ := b.measure(profile.CacheQueries, profile.Counter)
-		current := b.steady(fmt.Sprintf("%s\n/\n(%s > 0)", b.rateSum(hm.Metrics, "", hm.Matchers, g), b.rateSum(qm.Metrics, "", qm.Matchers, g)))
-		record(RecCacheHits, current)
-		record(RecCacheDayMean, b.dayMeans(current))
-		record(RecCacheBaseline, fmt.Sprintf("avg without (%s) (%s)\nand %s\ncount without (%s) (%s) >= %d",
-			dayLabel, RecCacheDayMean, on(g...), dayLabel, RecCacheDayMean, p.BaselineMinDays))
-	}
-
+	rec := b.recordings(service, gpu, available)
 	alerts := map[string]string{
-		"latency-p0": fmt.Sprintf("%s > %s", RecLatencyRatio, fmtFloat(p.LatencyCritRatio)),
-		"latency-p1": fmt.Sprintf("%s > %s", RecLatencyRatio, fmtFloat(p.LatencyWarnRatio)),
+		"latency-p0": fmt.Sprintf("%s > %s", b.rec(RecLatencyRatio), fmtFloat(p.LatencyCritRatio)),
+		"latency-p1": fmt.Sprintf("%s > %s", b.rec(RecLatencyRatio), fmtFloat(p.LatencyWarnRatio)),
 		"gpumem-p0":  fmt.Sprintf("%s > %s\nunless %s %s", RecGPUMemory, fmtFloat(p.GPUMemCrit), on(NodeLabel), RecNodeWarming),
 		"gpumem-p1":  fmt.Sprintf("%s > %s\nunless %s %s", RecGPUMemory, fmtFloat(p.GPUMemWarn), on(NodeLabel), RecNodeWarming),
+		// On a fleet the node recordings carry ServerLabel: the idle GPU counts as under traffic
+		// when any server on its node is above its own baseline (set operations take the
+		// duplicates on their right), and as warming when any server there is.
 		"gpu-idle-p0": fmt.Sprintf("%s <= %s\nand %s (%s > %s * %s)\nunless %s %s",
 			b.gpuUtilMaxOver(p.GPUIdleFor), fmtFloat(idleEpsilon),
 			on(NodeLabel), RecNodeQPS, fmtFloat(p.GPUIdleQPSFraction), RecNodeQPSBaseline, on(NodeLabel), RecNodeWarming),
-		"errors-p0": fmt.Sprintf("%s > %s", RecErrors, fmtFloat(p.ErrorRatio)),
-		"jitter-p1": fmt.Sprintf("%s > %s", RecJitter, fmtFloat(p.JitterRatio)),
-		"queue-p1":  fmt.Sprintf("%s > %s", RecQueueShare, fmtFloat(p.QueueShare)),
+		"errors-p0": fmt.Sprintf("%s > %s", b.rec(RecErrors), fmtFloat(p.ErrorRatio)),
+		"jitter-p1": fmt.Sprintf("%s > %s", b.rec(RecJitter), fmtFloat(p.JitterRatio)),
+		"queue-p1":  fmt.Sprintf("%s > %s", b.rec(RecQueueShare), fmtFloat(p.QueueShare)),
 		"gpumem-forecast-p2": fmt.Sprintf("(\n  predict_linear((%s)[%s:%s], %s) > %s\n  and %s <= %s\n)\nunless %s %s",
 			b.gpuMemory(), promDuration(p.ForecastWindow), promDuration(p.SubqueryStep), fmtSeconds(p.ForecastHorizon),
 			fmtFloat(p.ForecastThreshold), RecGPUMemory, fmtFloat(p.ForecastThreshold), on(NodeLabel), RecNodeWarming),
-		"cache-drop-p2":  fmt.Sprintf("%s / %s < %s", RecCacheHits, RecCacheBaseline, fmtFloat(p.CacheDropRatio)),
+		"cache-drop-p2":  fmt.Sprintf("%s / %s < %s", b.rec(RecCacheHits), b.rec(RecCacheBaseline), fmtFloat(p.CacheDropRatio)),
 		"warmup-long-p2": b.warmupLong(),
 	}
-
+	c := ctx{b: b, value: "$value", model: b.model, version: b.version, instance: b.instance, node: NodeLabel, queries: true, fleet: fleet}
 	out := rec
 	for _, s := range specs {
-		if !available[s.id] {
+		if !available[s.id] || (s.scope == ScopeGPU && !gpu) || (s.scope == ScopeService && !service) {
 			continue
 		}
 		c := c
@@ -146,9 +140,68 @@ func PrometheusRules(p Params) (PromRuleFile, error) {
 		for k, v := range c.contextLabels(s) {
 			r.Labels[k] = v
 		}
+		if b.server != "" {
+			r.Labels[ServerLabel] = b.server
+		}
 		out = append(out, r)
 	}
-	return PromRuleFile{Groups: []PromGroup{{Name: p.Group, Interval: promDuration(p.Interval), Rules: out}}}, nil
+	return out
+}
+
+// recordings are the recording rules behind the available alerts of the service part, the GPU
+// part, or both (in the order one group has always had). On a fleet each carries ServerLabel and
+// reads its own server's recordings.
+func (b *builder) recordings(service, gpu bool, available map[string]bool) []PromRule {
+	p := b.p
+	var rec []PromRule
+	record := func(name, expr string) {
+		r := PromRule{Record: name, Expr: expr}
+		if b.server != "" {
+			r.Labels = map[string]string{ServerLabel: b.server}
+		}
+		rec = append(rec, r)
+	}
+	g := b.group()
+	if service && (available["latency-p0"] || available["latency-p1"]) {
+		current := b.steady(b.quantile(profile.Latency, p.LatencyQuantile))
+		record(RecLatency, current)
+		record(RecLatencyDayMean, b.dayMeans(current))
+		record(RecLatencyBaseline, fmt.Sprintf("avg without (%s) (%s)\nand %s\ncount without (%s) (%s) >= %d",
+			dayLabel, b.rec(RecLatencyDayMean), on(g...), dayLabel, b.rec(RecLatencyDayMean), p.BaselineMinDays))
+		record(RecLatencyRatio, b.rec(RecLatency)+" / "+b.rec(RecLatencyBaseline))
+	}
+	if service && available["jitter-p1"] {
+		record(RecJitter, b.steady(fmt.Sprintf("%s\n/\n(%s > 0)", b.quantile(profile.Latency, 0.99), b.quantile(profile.Latency, 0.5))))
+	}
+	if service && available["errors-p0"] {
+		em, _ := b.measure(profile.Errors, profile.Counter)
+		record(RecErrors, b.steady(fmt.Sprintf("%s\n/\n(%s > 0)", b.rateSum(em.Metrics, "", em.Matchers, g), b.requests(g))))
+	}
+	if service && available["queue-p1"] {
+		q, c := b.mean(profile.QueueTime), b.mean(profile.ComputeTime)
+		record(RecQueueShare, b.steady(fmt.Sprintf("%s\n/\n(%s + %s)", q, q, c)))
+	}
+	if service {
+		record(RecNodeWarming, b.nodeWarming())
+	}
+	if gpu {
+		record(RecGPUMemory, b.gpuMemory())
+	}
+	if service && available["gpu-idle-p0"] {
+		record(RecNodeQPS, b.nodeQPS())
+		record(RecNodeQPSDayMean, b.dayMeans(b.nodeQPS()))
+		record(RecNodeQPSBaseline, fmt.Sprintf("avg without (%s) (%s)", dayLabel, b.rec(RecNodeQPSDayMean)))
+	}
+	if service && available["cache-drop-p2"] {
+		hm, _ := b.measure(profile.CacheHits, profile.Counter)
+		qm, _ := b.measure(profile.CacheQueries, profile.Counter)
+		current := b.steady(fmt.Sprintf("%s\n/\n(%s > 0)", b.rateSum(hm.Metrics, "", hm.Matchers, g), b.rateSum(qm.Metrics, "", qm.Matchers, g)))
+		record(RecCacheHits, current)
+		record(RecCacheDayMean, b.dayMeans(current))
+		record(RecCacheBaseline, fmt.Sprintf("avg without (%s) (%s)\nand %s\ncount without (%s) (%s) >= %d",
+			dayLabel, b.rec(RecCacheDayMean), on(g...), dayLabel, b.rec(RecCacheDayMean), p.BaselineMinDays))
+	}
+	return rec
 }
 
 // warmupLong fires for a model whose load state stayed below ready for WarmupMaxLoad, on an
@@ -186,7 +239,12 @@ func RenderPrometheus(p Params) ([]byte, error) {
 		return nil, err
 	}
 	var buf bytes.Buffer
-	fmt.Fprintf(&buf, "# Inferscope alert rules for Prometheus (profile %s, GPU names: %s).\n", p.Profile, p.GPUNaming)
+	if names := p.ProfileNames(); len(names) > 1 {
+		fmt.Fprintf(&buf, "# Inferscope alert rules for Prometheus (a fleet of %s: one group per server, its series labelled %s; GPU names: %s).\n",
+			strings.Join(names, ", "), ServerLabel, p.GPUNaming)
+	} else {
+		fmt.Fprintf(&buf, "# Inferscope alert rules for Prometheus (profile %s, GPU names: %s).\n", p.Profile, p.GPUNaming)
+	}
 	fmt.Fprintf(&buf, "# Generated by `inferscope rules export --format prometheus`; regenerate instead of editing.\n")
 	if p.Observation {
 		buf.WriteString("# Observation mode: every alert carries " + ObservationLabel + "=\"true\", which the Alertmanager\n# rendering routes to a receiver that sends nothing.\n")
@@ -198,7 +256,8 @@ func RenderPrometheus(p Params) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// unavailable lists, as YAML comments, the rules the profile cannot feed.
+// unavailable lists, as YAML comments, the rules the profile cannot feed, and on a fleet the
+// rules each server cannot feed.
 func unavailable(p Params) string {
 	rules, err := Catalog(p)
 	if err != nil {
@@ -208,6 +267,13 @@ func unavailable(p Params) string {
 	for _, r := range rules {
 		if r.Unavailable != "" {
 			fmt.Fprintf(&b, "# Not rendered: %s (%s): %s\n", r.ID, r.Title, strings.ReplaceAll(r.Unavailable, "\n", " "))
+		}
+	}
+	for _, server := range p.ProfileNames() {
+		for _, r := range rules {
+			if why, ok := r.UnavailableOn[server]; ok {
+				fmt.Fprintf(&b, "# Not rendered for %s: %s (%s): %s\n", server, r.ID, r.Title, strings.ReplaceAll(why, "\n", " "))
+			}
 		}
 	}
 	return b.String()

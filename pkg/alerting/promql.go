@@ -2,6 +2,7 @@ package alerting
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,6 +19,11 @@ import (
 // NodeLabel is the label the renderings give a node (a GPU's host, an instance without its port).
 const NodeLabel = "inferscope_node"
 
+// ServerLabel names, on a fleet's recorded series and alerts, the server (metric profile) they
+// were read from: the Prometheus rendering makes one rule group per server, whose recording
+// rules share their names.
+const ServerLabel = "inferscope_server"
+
 // dayLabel keeps the previous days apart while they are averaged.
 const dayLabel = "inferscope_day"
 
@@ -27,27 +33,56 @@ const idleEpsilon = 0.005
 // hostRegex takes the host out of an instance label ("node-a:8000" → "node-a").
 const hostRegex = "(.+?)(?::[0-9]+)?"
 
-// builder renders the catalog's expressions for one profile.
+// builder renders the catalog's expressions for one profile (one server of a fleet).
 type builder struct {
 	p    Params
 	prof profile.Profile
 	// Label names: model and version may be "" (the server has none); instance never is.
 	model, version, instance string
+	// server is the server's name when the rules cover several servers (ServerLabel marks its
+	// recorded series), "" for one server.
+	server string
 }
 
-func newBuilder(p Params) (*builder, error) {
-	prof, err := profile.ByName(p.Profile)
+// newBuilders returns a builder per server the parameters name, in their order.
+func newBuilders(p Params) ([]*builder, error) {
+	ps, err := p.serverProfiles()
 	if err != nil {
 		return nil, err
 	}
-	if prof, err = prof.WithLabels(p.ModelLabel, p.VersionLabel, p.InstanceLabel); err != nil {
+	out := make([]*builder, len(ps))
+	for i, prof := range ps {
+		b := &builder{p: p, prof: prof, model: prof.ModelLabel, version: prof.VersionLabel, instance: prof.InstanceLabel}
+		if b.instance == "" {
+			b.instance = "instance"
+		}
+		if len(ps) > 1 {
+			b.server = prof.Name
+		}
+		out[i] = b
+	}
+	return out, nil
+}
+
+// newBuilder is the builder of the parameters' first (or only) server.
+func newBuilder(p Params) (*builder, error) {
+	bs, err := newBuilders(p)
+	if err != nil {
 		return nil, err
 	}
-	b := &builder{p: p, prof: prof, model: prof.ModelLabel, version: prof.VersionLabel, instance: prof.InstanceLabel}
-	if b.instance == "" {
-		b.instance = "instance"
+	return bs[0], nil
+}
+
+// rec selects a recorded series: by name, and on a fleet the builder's server's only.
+func (b *builder) rec(name string) string {
+	if b.server == "" {
+		return name
 	}
-	return b, nil
+	s, err := prom.Selector(name, prom.Eq(ServerLabel, b.server))
+	if err != nil {
+		panic("alerting: " + err.Error()) // recording names and profile names are fixed
+	}
+	return s
 }
 
 // measure returns the role's first measure of the given kinds, or why there is none.
@@ -115,10 +150,24 @@ func selector(metrics []string, suffix string, fixed map[string]string) string {
 
 func (b *builder) window(d time.Duration) string { return "[" + promDuration(d) + "]" }
 
-// rateSum is sum by (labels) (rate(<metrics><suffix>[rateWindow])).
+// rateSum is sum by (labels) (rate(<metrics><suffix>[rateWindow])). Several metrics are rated
+// one by one, each marked with metricLabel before they are summed: rate drops the metric name,
+// and two metrics whose series carry the same labels (Triton's compute-duration counters) would
+// make one rate over both fail ("vector cannot contain metrics with the same labelset").
 func (b *builder) rateSum(metrics []string, suffix string, fixed map[string]string, labels []string) string {
-	return fmt.Sprintf("sum %s (rate(%s%s))", by(labels...), selector(metrics, suffix, fixed), b.window(b.p.RateWindow))
+	if len(metrics) < 2 {
+		return fmt.Sprintf("sum %s (rate(%s%s))", by(labels...), selector(metrics, suffix, fixed), b.window(b.p.RateWindow))
+	}
+	parts := make([]string, len(metrics))
+	for i, m := range metrics {
+		parts[i] = fmt.Sprintf("label_replace(rate(%s%s), %s, %s, \"\", \"\")",
+			selector([]string{m}, suffix, fixed), b.window(b.p.RateWindow), prom.Quote(metricLabel), prom.Quote(m+suffix))
+	}
+	return fmt.Sprintf("sum %s (%s)", by(labels...), strings.Join(parts, " or "))
 }
+
+// metricLabel keeps apart the rates of the metrics of one measure until they are summed.
+const metricLabel = "inferscope_metric"
 
 // requests is the rate of every request per label set.
 func (b *builder) requests(labels []string) string {
@@ -360,7 +409,33 @@ func (b *builder) dayMeans(expr string) string {
 // alert's own label values quoted by the template's printf %q (Go quoting, which PromQL reads).
 
 // labelRef is the template expression of a label value.
-func labelRef(name string) string { return fmt.Sprintf("(index $labels %s)", strconv.Quote(name)) }
+// A name of the form "a|b" stands for alternatives (the same label under each server's name on a
+// fleet; label names cannot hold "|"): the first one the alert carries.
+func labelRef(name string) string {
+	alts := strings.Split(name, labelAlt)
+	if len(alts) == 1 {
+		return fmt.Sprintf("(index $labels %s)", strconv.Quote(name))
+	}
+	refs := make([]string, len(alts))
+	for i, a := range alts {
+		refs[i] = labelRef(a)
+	}
+	return "(or " + strings.Join(refs, " ") + ")"
+}
+
+// labelAlt separates alternative label names (labelRef).
+const labelAlt = "|"
+
+// alternatives joins the distinct non-empty label names of the builders' role (see labelRef).
+func alternatives(bs []*builder, name func(*builder) string) string {
+	var out []string
+	for _, b := range bs {
+		if n := name(b); n != "" && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return strings.Join(out, labelAlt)
+}
 
 // queryTemplate renders `printf "<format>" args… | query` for a PromQL format whose %q verbs
 // take the given label values.

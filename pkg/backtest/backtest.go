@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http/httptrace"
 	"sort"
 	"strings"
@@ -99,12 +100,14 @@ type RuleReport struct {
 	Unavailable string            `json:"unavailable"` // why the metric profile cannot feed it
 	Error       string            `json:"error"`       // why its replay failed
 	// Fired counts the episodes that reached Firing; FiringSeconds adds their lengths.
-	Fired         int              `json:"fired"`
-	FiringSeconds float64          `json:"firingSeconds"`
-	Evaluations   int              `json:"evaluations"` // evaluation times in the range
-	Episodes      []EpisodeReport  `json:"episodes"`
-	plan          *alerting.Plan   // nil when unavailable
-	labels        engineLabelNames // label names of the engine, for overlaps
+	Fired         int             `json:"fired"`
+	FiringSeconds float64         `json:"firingSeconds"`
+	Evaluations   int             `json:"evaluations"` // evaluation times in the range
+	Episodes      []EpisodeReport `json:"episodes"`
+	// plans are the rule's evaluation plans: one, or on a fleet one per server for a PromQL rule
+	// (none when unavailable).
+	plans  []*alerting.Plan
+	labels labelNames // label names of the engine's servers, for overlaps
 }
 
 // EpisodeReport is one firing stretch of one series (alert instance) of a rule.
@@ -137,6 +140,34 @@ const (
 
 type engineLabelNames struct{ instance, model string }
 
+// labelNames are the label names of each server of the engine (by profile name; "" for the
+// engine's own profile), so an overlap is judged with the names of the series' server.
+type labelNames map[string]engineLabelNames
+
+func labelNamesOf(e *engine.Engine) labelNames {
+	of := func(model, instance string) engineLabelNames {
+		if instance == "" {
+			instance = "instance"
+		}
+		return engineLabelNames{instance: instance, model: model}
+	}
+	out := labelNames{"": of(e.Profile.ModelLabel, e.Profile.InstanceLabel)}
+	if e.Fleet != nil {
+		for _, s := range e.Fleet.Servers {
+			out[s.Profile.Name] = of(s.Profile.ModelLabel, s.Profile.InstanceLabel)
+		}
+	}
+	return out
+}
+
+// of returns the names of the server a series carries (engine.ServerLabel), else the engine's.
+func (l labelNames) of(series map[string]string) engineLabelNames {
+	if n, ok := l[series[engine.ServerLabel]]; ok {
+		return n
+	}
+	return l[""]
+}
+
 // workers bounds the rules replayed at the same time.
 const workers = 3
 
@@ -159,11 +190,7 @@ func Run(ctx context.Context, e *engine.Engine, o Options, progress func(done, t
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
-	names := engineLabelNames{instance: e.Profile.InstanceLabel, model: e.Profile.ModelLabel}
-	if names.instance == "" {
-		names.instance = "instance"
-	}
-	rules, err := selectRules(o.Rules, catalog, plans, names)
+	rules, err := selectRules(o.Rules, catalog, plans, labelNamesOf(e))
 	if err != nil {
 		return nil, err
 	}
@@ -198,10 +225,10 @@ func Run(ctx context.Context, e *engine.Engine, o Options, progress func(done, t
 
 // selectRules makes the report of each catalog rule asked for (every rule when ids is empty);
 // an id the catalog lacks is a wrong question.
-func selectRules(ids []string, catalog []alerting.Rule, plans []alerting.Plan, names engineLabelNames) ([]RuleReport, error) {
-	byID := map[string]*alerting.Plan{}
+func selectRules(ids []string, catalog []alerting.Rule, plans []alerting.Plan, names labelNames) ([]RuleReport, error) {
+	byID := map[string][]*alerting.Plan{}
 	for i := range plans {
-		byID[plans[i].Rule.ID] = &plans[i]
+		byID[plans[i].Rule.ID] = append(byID[plans[i].Rule.ID], &plans[i])
 	}
 	want := map[string]bool{}
 	for _, id := range ids {
@@ -224,7 +251,7 @@ func selectRules(ids []string, catalog []alerting.Rule, plans []alerting.Plan, n
 			continue
 		}
 		rules = append(rules, RuleReport{ID: r.ID, Alert: r.Alert, Title: r.Title, Severity: r.Severity, For: r.ForText,
-			Unavailable: r.Unavailable, Episodes: []EpisodeReport{}, plan: byID[r.ID], labels: names})
+			Unavailable: r.Unavailable, Episodes: []EpisodeReport{}, plans: byID[r.ID], labels: names})
 	}
 	return rules, nil
 }
@@ -251,9 +278,10 @@ func replayAll(ctx context.Context, e *engine.Engine, rep *Report, o Options, ev
 				}
 				rr := &rep.Rules[i]
 				var texts []string
-				if rr.plan != nil {
-					texts = replay(ctx, e, fetches, rr, o, evals, rep.Warmups, rep.Deploys)
+				for _, pl := range rr.plans {
+					texts = append(texts, replay(ctx, e, fetches, rr, pl, o, evals, rep.Warmups, rep.Deploys)...)
 				}
+				sortEpisodes(rr.Episodes)
 				mu.Lock()
 				for _, t := range texts {
 					if !notices[t] {
@@ -272,14 +300,18 @@ func replayAll(ctx context.Context, e *engine.Engine, rep *Report, o Options, ev
 	wg.Wait()
 }
 
-// replay runs one rule and fills its report; it returns the notices worth showing.
-func replay(ctx context.Context, e *engine.Engine, fetches *fetchMemo, rr *RuleReport, o Options, evals []int64, warmups, deploys []Event) []string {
-	pl := rr.plan
+// replay runs one plan of a rule and adds to its report; it returns the notices worth showing.
+// A plan read from one server of a fleet marks its series with the engine's server label, as
+// the engine marks the series of its own queries over a fleet.
+func replay(ctx context.Context, e *engine.Engine, fetches *fetchMemo, rr *RuleReport, pl *alerting.Plan, o Options, evals []int64, warmups, deploys []Event) []string {
 	rr.Evaluations = len(evals)
 	lookback := time.Duration(pl.Query.RelativeTimeRange.From) * time.Second
 	series, notices, err := fetches.fetch(ctx, e, pl, o.From.Add(-lookback), o.To, o.Params.Interval)
 	if err != nil {
-		rr.Error = err.Error()
+		if pl.Server != "" {
+			err = fmt.Errorf("%s: %w", pl.Server, err)
+		}
+		rr.Error = strings.TrimPrefix(rr.Error+"; "+err.Error(), "; ")
 		return nil
 	}
 	var texts []string
@@ -288,14 +320,19 @@ func replay(ctx context.Context, e *engine.Engine, fetches *fetchMemo, rr *RuleR
 	}
 	rate := o.Params.RateWindow
 	for _, s := range series {
+		labels := s.Labels
+		if pl.Server != "" {
+			labels = maps.Clone(s.Labels)
+			labels[engine.ServerLabel] = pl.Server
+		}
 		reduced := Reduce(s.T, s.V, evals, lookback)
 		for _, ep := range Simulate(evals, reduced, pl.Condition, pl.For) {
-			er := EpisodeReport{Labels: s.Labels, Start: ep.Start, End: ep.End, Open: ep.Open,
+			er := EpisodeReport{Labels: labels, Start: ep.Start, End: ep.End, Open: ep.Open,
 				Seconds: ep.End.Sub(ep.Start).Seconds(), Peak: ep.Peak, Overlaps: []Event{}}
 			from := ep.Start.Add(-pl.For - rate)
 			for _, list := range [][]Event{warmups, deploys} {
 				for _, x := range list {
-					if x.Start.After(ep.End) || x.End.Before(from) || !concerns(x, s.Labels, rr.labels) {
+					if x.Start.After(ep.End) || x.End.Before(from) || !concerns(x, labels, rr.labels.of(labels)) {
 						continue
 					}
 					er.Overlaps = append(er.Overlaps, x)
@@ -306,14 +343,18 @@ func replay(ctx context.Context, e *engine.Engine, fetches *fetchMemo, rr *RuleR
 			rr.FiringSeconds += er.Seconds
 		}
 	}
-	sort.SliceStable(rr.Episodes, func(i, j int) bool {
-		a, b := rr.Episodes[i], rr.Episodes[j]
+	return texts
+}
+
+// sortEpisodes orders a rule's episodes by start, then by their labels.
+func sortEpisodes(eps []EpisodeReport) {
+	sort.SliceStable(eps, func(i, j int) bool {
+		a, b := eps[i], eps[j]
 		if !a.Start.Equal(b.Start) {
 			return a.Start.Before(b.Start)
 		}
 		return engine.Labels(a.Labels).String() < engine.Labels(b.Labels).String()
 	})
-	return texts
 }
 
 // concerns says whether an event is about the subject of an alert series: the same instance,

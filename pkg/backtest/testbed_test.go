@@ -135,7 +135,7 @@ func testBacktestFindsTheScenarioIncidents(t *testing.T, store enginetest.Option
 		var hold time.Duration
 		for _, rr := range rep.Rules {
 			if rr.ID == rule {
-				hold = rr.plan.For
+				hold = rr.plans[0].For
 			}
 		}
 		return start, in.End.Add(p.RateWindow + hold + p.Interval)

@@ -35,11 +35,13 @@ type rulesRequest struct {
 	Existing json.RawMessage            `json:"existing"`
 }
 
-// RulesProfile is the metric profile the Prometheus rendering uses and how it was chosen.
+// RulesProfile is the metric profile the Prometheus rendering uses and how it was chosen. On a
+// mixed fleet Name lists every server's profile ("vllm,triton") and Servers names them.
 type RulesProfile struct {
-	Name     string `json:"name"`
-	Detected bool   `json:"detected"`
-	Notice   string `json:"notice,omitempty"`
+	Name     string   `json:"name"`
+	Detected bool     `json:"detected"`
+	Servers  []string `json:"servers,omitempty"`
+	Notice   string   `json:"notice,omitempty"`
 }
 
 // RulesFolder is the Grafana folder the group goes into.
@@ -94,10 +96,8 @@ func serveAlertRules(ctx context.Context, d *Datasource, req *backend.CallResour
 	for _, def := range alerting.ParamDefs() {
 		ans.Params = append(ans.Params, RulesParam{ParamDef: def, Value: values[def.Name], Fixed: fixedParams[def.Name]})
 	}
-	for _, rule := range catalog {
-		if rule.Unavailable == "" {
-			ans.RuleUIDs[rule.ID] = alerting.RuleUID(p, rule.ID)
-		}
+	for id, uid := range alerting.RuleUIDs(p) {
+		ans.RuleUIDs[id] = uid
 	}
 	switch r.Action {
 	case "catalog":
@@ -174,6 +174,11 @@ func (d *Datasource) rulesProfile(ctx context.Context, p *alerting.Params) Rules
 			why = "Prometheus could not be asked for its metric names: " + why
 		}
 		return RulesProfile{Name: p.Profile, Notice: "the metric profile could not be detected (" + why + "); the Prometheus rendering uses the " + p.Profile + " profile"}
+	}
+	if e.Fleet != nil && len(e.Fleet.Servers) > 1 {
+		// Every server of the fleet, each with its own profile and label renames.
+		p.FollowEngine(e)
+		return RulesProfile{Name: p.Profile, Detected: true, Servers: p.ProfileNames()}
 	}
 	p.Profile = e.Profile.Name
 	return RulesProfile{Name: p.Profile, Detected: true}

@@ -18,6 +18,8 @@ export interface CatalogRule {
   why: string;
   /** Why the data source's metric profile cannot feed this rule; absent when it can. */
   unavailable?: string;
+  /** On a mixed fleet: why each server that cannot feed the rule cannot (the others render it). */
+  unavailableOn?: Record<string, string>;
 }
 
 export type ParamKind = 'string' | 'bool' | 'int' | 'number' | 'ratio' | 'duration';
@@ -29,6 +31,8 @@ export interface RuleParam {
   help: string;
   default: string;
   choices?: string[];
+  /** The values of a list parameter, one or more separated by commas (the metric profiles). */
+  items?: string[];
   value: string;
   /** Set by the data source's own settings; not editable here. */
   fixed?: boolean;
@@ -73,7 +77,8 @@ export interface GroupDiff {
 export interface RulesAnswer {
   catalog: CatalogRule[];
   params: RuleParam[];
-  profile: { name: string; detected: boolean; notice?: string };
+  /** name lists every server's profile on a mixed fleet ("custom,vllm"), servers names them. */
+  profile: { name: string; detected: boolean; servers?: string[]; notice?: string };
   folder: { uid: string; title: string };
   group: string;
   ruleUids: Record<string, string>;

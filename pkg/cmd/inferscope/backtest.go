@@ -76,7 +76,7 @@ Flags:
   --quiet                      no progress on standard error
 `, path, connFlagsHelp())
 		printParamHelp(stdout)
-		fmt.Fprintf(stdout, "\n(--profile is the connection's flag above: the rules follow the detected or named profile.)\nDurations are Prometheus durations (90s, 5m, 1h30m, 7d); ratios are fractions (0.92) or percentages (92%%).\n\n%s\n", backtestExitHelp)
+		fmt.Fprintf(stdout, "\n(--profile is the connection's flag above: the rules follow the detected or named profile, every server of a mixed fleet.)\nDurations are Prometheus durations (90s, 5m, 1h30m, 7d); ratios are fractions (0.92) or percentages (92%%).\n\n%s\n", backtestExitHelp)
 	}
 	if err := parseFlags(fs, args, help); err != nil {
 		return err
@@ -114,10 +114,10 @@ Flags:
 	if err != nil {
 		return err
 	}
-	// The rules and the engine read the same names: the profile chosen for the connection
-	// (the primary one of a fleet), with the connection's label renames and warm-up window.
-	o.Params.Profile = e.Profile.Name
-	o.Params.ModelLabel, o.Params.VersionLabel, o.Params.InstanceLabel = e.Profile.ModelLabel, e.Profile.VersionLabel, e.Profile.InstanceLabel
+	// The rules and the engine read the same names: every server of a fleet (or the one
+	// profile, detected or forced, of the connection), with the connection's label renames and
+	// warm-up window.
+	o.Params.FollowEngine(e)
 	o.Params.WarmupWindow = e.WarmupWindow
 
 	prog := newProgress(stderr, "backtest", *quiet)

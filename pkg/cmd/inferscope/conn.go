@@ -44,6 +44,21 @@ func (c *promConn) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.maxAnswer, "max-answer-size", "64MiB", "the largest Prometheus answer read")
 }
 
+// registerReach registers only the flags that reach Prometheus (address, credentials, timeout,
+// per-profile label renames, answer size), for `rules export`, whose catalog parameters already
+// name the profile, the flat label renames and the warm-up window.
+func (c *promConn) registerReach(fs *flag.FlagSet) {
+	fs.StringVar(&c.url, "prometheus", "", "Prometheus (or compatible) base URL")
+	fs.StringVar(&c.user, "basic-auth-user", "", "basic-auth user")
+	fs.StringVar(&c.passwordFile, "basic-auth-password-file", "", "file holding the basic-auth password")
+	fs.StringVar(&c.tokenFile, "bearer-token-file", "", "file holding a bearer token")
+	fs.DurationVar(&c.timeout, "timeout", time.Minute, "timeout of each Prometheus request")
+	c.perProfile = profileLabelsFlag{}
+	fs.Var(c.perProfile, "profile-label", "one profile's label name, PROFILE.KIND=LABEL with KIND model, version or instance (repeatable), e.g. tgi.model=model_name")
+	fs.StringVar(&c.maxAnswer, "max-answer-size", "64MiB", "the largest Prometheus answer read")
+	c.profile = "auto"
+}
+
 // profileLabelsFlag collects --profile-label PROFILE.KIND=LABEL.
 type profileLabelsFlag map[string]profile.Labels
 

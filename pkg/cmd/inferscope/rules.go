@@ -12,6 +12,7 @@ import (
 
 	"github.com/inferscope/inferscope/pkg/alerting"
 	"github.com/inferscope/inferscope/pkg/outfile"
+	"github.com/inferscope/inferscope/pkg/profile"
 )
 
 // Formats of `rules export`.
@@ -106,12 +107,17 @@ func printParamHelp(w io.Writer) {
 		if len(d.Choices) > 0 {
 			val = strings.Join(d.Choices, "|")
 		}
+		if len(d.Items) > 0 {
+			val = strings.Join(d.Items, "|") + "[,...]"
+		}
 		fmt.Fprintf(w, "  --%s %s\n      %s (default %s)\n", d.Flag(), val, d.Help, def)
 	}
 }
 
-func runExport(_ context.Context, path string, args []string, stdout, stderr io.Writer) error {
+func runExport(ctx context.Context, path string, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet(path)
+	var conn promConn
+	conn.registerReach(fs)
 	format := fs.String("format", "", "output format")
 	output := fs.String("output", "", "write to this file instead of standard output (- = standard output)")
 	orgID := fs.Int64("org-id", 1, "Grafana organisation id of the rules (grafana format)")
@@ -122,7 +128,7 @@ func runExport(_ context.Context, path string, args []string, stdout, stderr io.
 		for _, f := range formats {
 			fmt.Fprintf(stdout, "  %-21s %s\n", f.name, f.help)
 		}
-		fmt.Fprintf(stdout, "\nFlags:\n  --format FORMAT\n      one of the formats above (required)\n  --output FILE\n      write to FILE instead of standard output (- = standard output); a regular file is\n      replaced atomically and keeps its mode, a symbolic link's target is written, a device or\n      FIFO is written in place\n  --org-id N\n      Grafana organisation of the rules, grafana format (default 1)\n  --quiet\n      accepted as by every command (the export prints no progress)\n")
+		fmt.Fprintf(stdout, "\nFlags:\n  --format FORMAT\n      one of the formats above (required)\n  --output FILE\n      write to FILE instead of standard output (- = standard output); a regular file is\n      replaced atomically and keeps its mode, a symbolic link's target is written, a device or\n      FIFO is written in place\n  --org-id N\n      Grafana organisation of the rules, grafana format (default 1)\n  --quiet\n      accepted as by every command (the export prints no progress)\n  --prometheus URL\n      render for the servers found there: every server of a mixed fleet, each with its own\n      names (one Prometheus rule group per server); --profile, when given, is used as it is.\n      Reached with --basic-auth-user, --basic-auth-password-file, --bearer-token-file,\n      --timeout, --max-answer-size; --profile-label PROFILE.KIND=LABEL renames one profile's label\n")
 		printParamHelp(stdout)
 		fmt.Fprintf(stdout, "\nDurations are Prometheus durations (90s, 5m, 1h30m); ratios are fractions (0.92) or percentages (92%%).\n\n%s\n", exitCodesHelp)
 	}
@@ -131,6 +137,9 @@ func runExport(_ context.Context, path string, args []string, stdout, stderr io.
 	}
 	if err := p.Validate(); err != nil {
 		return usageError{err.Error()}
+	}
+	if err := followPrometheus(ctx, fs, &conn, p); err != nil {
+		return err
 	}
 	var (
 		body []byte
@@ -168,6 +177,31 @@ func runExport(_ context.Context, path string, args []string, stdout, stderr io.
 	return outfile.Write(*output, body, stdout)
 }
 
+// followPrometheus, when --prometheus is given, renders for what the engine finds there (every
+// server of a fleet) unless --profile names the profiles; the flat label renames and the warm-up
+// window are the catalog parameters'.
+func followPrometheus(ctx context.Context, fs *flag.FlagSet, conn *promConn, p *alerting.Params) error {
+	if conn.url == "" {
+		if len(conn.perProfile) > 0 {
+			return usagef("--profile-label needs --prometheus")
+		}
+		return nil
+	}
+	forced := false
+	fs.Visit(func(f *flag.Flag) { forced = forced || f.Name == "profile" })
+	if forced {
+		return nil
+	}
+	conn.labels = profile.Labels{Model: p.ModelLabel, Version: p.VersionLabel, Instance: p.InstanceLabel}
+	conn.warmup = p.WarmupWindow
+	e, err := conn.engine(ctx)
+	if err != nil {
+		return err
+	}
+	p.FollowEngine(e)
+	return nil
+}
+
 func formatNames() string {
 	names := make([]string, len(formats))
 	for i, f := range formats {
@@ -201,6 +235,11 @@ func runList(_ context.Context, path string, args []string, stdout, _ io.Writer)
 		cond := r.Condition
 		if r.Unavailable != "" {
 			cond = "(not available: " + r.Unavailable + ")"
+		}
+		for _, server := range p.ProfileNames() {
+			if why, ok := r.UnavailableOn[server]; ok {
+				cond += " (not on " + server + ": " + why + ")"
+			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Severity, r.ForText, cond)
 	}

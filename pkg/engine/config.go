@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/inferscope/inferscope/pkg/gateway"
 	"github.com/inferscope/inferscope/pkg/profile"
 	"github.com/inferscope/inferscope/pkg/prom"
 )
@@ -28,6 +29,9 @@ type Config struct {
 	// by profile name, renames those of one profile over Labels.
 	Labels     profile.Labels
 	PerProfile map[string]profile.Labels
+	// Gateway, when set, gives the network segment: the gateway's upstream time minus the
+	// service's own (gateway.New builds it from the settings or flags; nil = no gateway).
+	Gateway *gateway.Gateway
 	// WarmupWindow is 0 for derive.DefaultWarmupWindow.
 	WarmupWindow time.Duration
 	Limits       Limits
@@ -101,7 +105,7 @@ func New(ctx context.Context, c Config) (*Engine, error) {
 	}
 	e := &Engine{
 		Prom: c.Prom, WarmupWindow: c.WarmupWindow, Limits: c.Limits, History: c.History,
-		ProbeURLs: c.ProbeURLs, ProbeHTTP: c.ProbeHTTP, Now: c.Now,
+		ProbeURLs: c.ProbeURLs, ProbeHTTP: c.ProbeHTTP, Now: c.Now, Gateway: c.Gateway,
 	}
 	if c.NoProfile {
 		return e, nil

@@ -29,7 +29,7 @@ func behindIngress(t *testing.T) (*prom.Client, *testbed.Scenario) {
 	return c, s
 }
 
-func engineFor(t *testing.T, c *prom.Client, s *testbed.Scenario, g *gateway.Gateway) bed {
+func engineFor(t *testing.T, c *prom.Client, s *testbed.Scenario, g gateway.Config) bed {
 	t.Helper()
 	e, err := New(context.Background(), Config{Prom: c, Profile: "vllm", WarmupWindow: 2 * time.Minute, Gateway: g})
 	if err != nil {
@@ -38,13 +38,8 @@ func engineFor(t *testing.T, c *prom.Client, s *testbed.Scenario, g *gateway.Gat
 	return bed{e: e, s: s}
 }
 
-func ingressGateway(t *testing.T) *gateway.Gateway {
-	t.Helper()
-	g, err := gateway.New(gateway.Config{Preset: gateway.IngressNginx, Model: gateway.Rule{Regex: "(.+)-svc"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
+func ingressGateway(*testing.T) gateway.Config {
+	return gateway.Config{Preset: gateway.IngressNginx, Model: gateway.Rule{Regex: "(.+)-svc"}}
 }
 
 func notices(res *Result) string {
@@ -129,16 +124,13 @@ func TestSplitNetworkNotMeasured(t *testing.T) {
 	client, sc := behindIngress(t)
 	in := incident(t, sc, testbed.NetworkJitter)
 	from, to := in.Start, in.End
-	envoy, err := gateway.New(gateway.Config{Preset: gateway.Envoy})
-	if err != nil {
-		t.Fatal(err)
-	}
+	envoy := gateway.Config{Preset: gateway.Envoy}
 	for _, c := range []struct {
 		name string
-		g    *gateway.Gateway
+		g    gateway.Config
 		want string
 	}{
-		{"no gateway", nil, "the network segment is not measured: no gateway is configured"},
+		{"no gateway", gateway.Config{}, "the network segment is not measured: no gateway is configured"},
 		{"absent histogram", envoy, "the network segment is not measured: the Envoy histogram envoy_cluster_upstream_rq_time is not in Prometheus"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -52,6 +52,10 @@ func (e *Engine) NetworkSource() (what string, ok bool) {
 	return "the " + e.Profile.Name + " profile's gateway histogram", true
 }
 
+// NetworkPerInstance reports whether the network segment tells instances apart: a profile's own
+// gateway histogram does, a configured gateway only when its mapping gives the instance.
+func (e *Engine) NetworkPerInstance() bool { return e.Gateway == nil || e.Gateway.HasInstance() }
+
 func gatewayPresent(g *gateway.Gateway, present map[string]bool) bool {
 	return present[g.Metric+"_sum"] && present[g.Metric+"_count"]
 }

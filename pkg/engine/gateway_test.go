@@ -10,6 +10,7 @@ import (
 
 	"github.com/inferscope/inferscope/pkg/gateway"
 	"github.com/inferscope/inferscope/pkg/prom"
+	"github.com/inferscope/inferscope/pkg/setup"
 	"github.com/inferscope/inferscope/pkg/testbed"
 	"github.com/inferscope/inferscope/pkg/testbed/expo"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
@@ -162,4 +163,32 @@ func TestSplitNetworkNotMeasured(t *testing.T) {
 			t.Errorf("no notice that the segment is the model's:\n%s", notices(res))
 		}
 	})
+}
+
+// TestNetworkSetupFinding: the set-up checks say where the network segment comes from.
+func TestNetworkSetupFinding(t *testing.T) {
+	c, s := behindIngress(t)
+	for _, tc := range []struct {
+		g     gateway.Config
+		level setup.Level
+		want  string
+	}{
+		{ingressGateway(t), setup.OK, "from ingress-nginx gateway: nginx_ingress_controller_response_duration_seconds, model from service"},
+		{gateway.Config{Preset: gateway.Istio}, setup.Warn, "the Istio histogram istio_request_duration_milliseconds is not in Prometheus"},
+		{gateway.Config{}, setup.Unchecked, "not measured: no gateway is configured"},
+	} {
+		fs, err := engineFor(t, c, s, tc.g).e.SetupChecks(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f setup.Finding
+		for _, x := range fs {
+			if x.Check == "network segment" {
+				f = x
+			}
+		}
+		if f.Level != tc.level || !strings.Contains(f.Message, tc.want) {
+			t.Errorf("%s: %+v, want %s %q", tc.g.Preset, f, tc.level, tc.want)
+		}
+	}
 }

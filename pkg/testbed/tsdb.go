@@ -102,7 +102,8 @@ func (o TSDBOptions) normalize() (TSDBOptions, error) {
 
 // WarmVariants are the TSDB variants this module's tests use; `inferscope-loadgen
 // --warm-test-cache` builds them all: every naming with the probe's GPU naming, plus Triton with
-// dcgm-exporter's (Triton fleets usually run dcgm-exporter).
+// dcgm-exporter's (Triton fleets usually run dcgm-exporter), and vLLM behind ingress-nginx without
+// GPU series (the network segment's tests).
 var WarmVariants = []TSDBOptions{
 	{},
 	{Profile: "vllm"},
@@ -110,6 +111,7 @@ var WarmVariants = []TSDBOptions{
 	{Profile: "triton", GPUNaming: GPUNamingDCGM},
 	{Profile: "torchserve"},
 	{Profile: "tgi"},
+	{Profile: expo.BehindIngressNginx("vllm"), GPUNaming: GPUNamingNone},
 }
 
 // tsdbBuilds remembers, per normalised variant, the cached directory this process uses.

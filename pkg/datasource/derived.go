@@ -75,7 +75,7 @@ func (d *Datasource) engineConfig() engine.Config {
 		WarmupWindow: d.settings.WarmupWindow,
 		Limits:       engine.Limits{MaxSeries: d.limits.MaxSeries, MaxPoints: d.limits.MaxPoints},
 		ProbeURLs:    d.settings.ProbeURLs, ProbeHTTP: d.probeHTTP, History: d.history, Now: d.now,
-		Catalog: d.catalog,
+		Catalog: d.catalog, Gateway: d.settings.Gateway,
 	}
 }
 

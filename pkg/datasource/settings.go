@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/inferscope/inferscope/pkg/clip"
+	"github.com/inferscope/inferscope/pkg/gateway"
 	"github.com/inferscope/inferscope/pkg/profile"
 	"github.com/inferscope/inferscope/pkg/prom"
 )
@@ -41,6 +42,8 @@ type Settings struct {
 	ProfileLabels map[string]profile.Labels
 	// MaxAnswerBytes bounds one Prometheus answer (0 = prom.DefaultMaxAnswerBytes).
 	MaxAnswerBytes int64
+	// Gateway is the gateway in front of the servers (jsonData.gateway; the zero value: none).
+	Gateway gateway.Config
 }
 
 // Labels is the flat label renames, applied to every profile.
@@ -67,6 +70,24 @@ type jsonOptions struct {
 	ProfileLabels map[string]profileLabelsJSON `json:"profileLabels"`
 	// MaxAnswerSize: "64MiB", "256MiB", …
 	MaxAnswerSize string `json:"maxAnswerSize"`
+	// Gateway: {"preset": "ingress-nginx", "modelRegex": "(.+)-svc", ...}
+	Gateway *gatewayJSON `json:"gateway"`
+}
+
+// gatewayJSON is jsonData.gateway: the gateway whose upstream time gives the network segment.
+type gatewayJSON struct {
+	Preset           string            `json:"preset"`
+	Metric           string            `json:"metric"`
+	Unit             string            `json:"unit"`
+	Matchers         map[string]string `json:"matchers"`
+	ModelLabel       string            `json:"modelLabel"`
+	ModelRegex       string            `json:"modelRegex"`
+	ModelReplacement string            `json:"modelReplacement"`
+	ModelMap         map[string]string `json:"modelMap"`
+	VersionLabel     string            `json:"versionLabel"`
+	VersionRegex     string            `json:"versionRegex"`
+	InstanceLabel    string            `json:"instanceLabel"`
+	InstanceRegex    string            `json:"instanceRegex"`
 }
 
 // ParseSettings validates the instance settings and returns every problem it finds in one
@@ -91,6 +112,7 @@ func ParseSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 	problems = append(problems, out.readLabels(opts)...)
 	problems = append(problems, out.readProfileLabels(opts.ProfileLabels)...)
 	problems = append(problems, out.readMaxAnswer(opts.MaxAnswerSize)...)
+	problems = append(problems, out.readGateway(opts.Gateway)...)
 	if len(problems) > 0 {
 		return out, settingsError(problems)
 	}
@@ -124,7 +146,7 @@ func decodeOptions(dat map[string]json.RawMessage) (jsonOptions, []string) {
 	for key, dst := range map[string]any{
 		"probeUrls": &opts.ProbeURLs, "warmupWindow": &opts.WarmupWindow, "profile": &opts.Profile,
 		"modelLabel": &opts.ModelLabel, "versionLabel": &opts.VersionLabel, "instanceLabel": &opts.InstanceLabel,
-		"profileLabels": &opts.ProfileLabels, "maxAnswerSize": &opts.MaxAnswerSize,
+		"profileLabels": &opts.ProfileLabels, "maxAnswerSize": &opts.MaxAnswerSize, "gateway": &opts.Gateway,
 	} {
 		v, ok := dat[key]
 		if !ok || string(v) == "null" {
@@ -137,11 +159,34 @@ func decodeOptions(dat map[string]json.RawMessage) (jsonOptions, []string) {
 				want = "a list of URLs"
 			case "profileLabels":
 				want = `an object of label renames per profile, e.g. {"tgi": {"modelLabel": "model_name"}}`
+			case "gateway":
+				want = `an object, e.g. {"preset": "ingress-nginx", "modelRegex": "(.+)-svc"}`
 			}
 			problems = append(problems, fmt.Sprintf("setting %s must be %s, got %s", key, want, clip.Text(string(v), 60)))
 		}
 	}
 	return opts, problems
+}
+
+// readGateway reads the gateway and checks its mapping.
+func (out *Settings) readGateway(g *gatewayJSON) []string {
+	if g == nil || strings.TrimSpace(g.Preset) == "" || g.Preset == "none" {
+		return nil
+	}
+	c := gateway.Config{Preset: strings.TrimSpace(g.Preset), Metric: strings.TrimSpace(g.Metric), Unit: strings.TrimSpace(g.Unit),
+		Matchers: g.Matchers,
+		Model:    gateway.Rule{Label: g.ModelLabel, Regex: g.ModelRegex, Replacement: g.ModelReplacement, Map: g.ModelMap}}
+	if g.VersionLabel != "" || g.VersionRegex != "" {
+		c.Version = gateway.Rule{Label: g.VersionLabel, Regex: g.VersionRegex}
+	}
+	if g.InstanceLabel != "" || g.InstanceRegex != "" {
+		c.Instance = gateway.Rule{Label: g.InstanceLabel, Regex: g.InstanceRegex}
+	}
+	if _, err := gateway.New(c); err != nil {
+		return []string{"gateway: " + err.Error()}
+	}
+	out.Gateway = c
+	return nil
 }
 
 // readMaxAnswer reads the bound on one Prometheus answer.

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/inferscope/inferscope/pkg/gateway"
 	"github.com/inferscope/inferscope/pkg/profile"
 	"github.com/inferscope/inferscope/pkg/prom"
 )
@@ -28,6 +29,9 @@ type Config struct {
 	// by profile name, renames those of one profile over Labels.
 	Labels     profile.Labels
 	PerProfile map[string]profile.Labels
+	// Gateway, when its Preset is set, gives the network segment: the gateway's upstream time
+	// minus the service's own (the zero value: no gateway).
+	Gateway gateway.Config
 	// WarmupWindow is 0 for derive.DefaultWarmupWindow.
 	WarmupWindow time.Duration
 	Limits       Limits
@@ -47,8 +51,9 @@ type Config struct {
 func ParseSize(s string) (int64, error) { return prom.ParseBytes(s) }
 
 // ConfigError is a configuration that cannot be built (an unknown profile, a bad label name, a
-// malformed URL). Setting names the Config field at fault when it is the URL ("URL"), so a
-// front end can name its own flag or setting.
+// malformed URL, a gateway mapping that does not compile). Setting names the Config field at
+// fault when it is the URL ("URL") or the gateway ("Gateway"), so a front end can name its own
+// flag or setting.
 type ConfigError struct {
 	Msg     string
 	Setting string
@@ -103,6 +108,11 @@ func New(ctx context.Context, c Config) (*Engine, error) {
 		Prom: c.Prom, WarmupWindow: c.WarmupWindow, Limits: c.Limits, History: c.History,
 		ProbeURLs: c.ProbeURLs, ProbeHTTP: c.ProbeHTTP, Now: c.Now,
 	}
+	gw, err := gateway.New(c.Gateway)
+	if err != nil {
+		return nil, &ConfigError{Msg: err.Error(), Setting: "Gateway"}
+	}
+	e.Gateway = gw
 	if c.NoProfile {
 		return e, nil
 	}

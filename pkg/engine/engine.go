@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/pkg/derive"
+	"github.com/inferscope/inferscope/pkg/gateway"
 	"github.com/inferscope/inferscope/pkg/profile"
 	"github.com/inferscope/inferscope/pkg/prom"
 )
@@ -64,6 +65,8 @@ type Engine struct {
 	Present      map[string]bool
 	WarmupWindow time.Duration // 0 = derive.DefaultWarmupWindow
 	Limits       Limits
+	// Gateway gives the network segment (nil: only a profile's own gateway histogram can).
+	Gateway *gateway.Gateway
 	// ProbeURLs and ProbeHTTP reach the configured GPU probes, for the types that read them live.
 	ProbeURLs []string
 	ProbeHTTP *http.Client

@@ -451,7 +451,11 @@ func (x *Exec) scopeOf(m profile.Measure) scope {
 // offset: what Prometheus computes when nothing is filtered. Summary quantiles come per instance
 // with the quantile label, for the caller to pick.
 func (x *Exec) latencyExpr(m profile.Measure, q float64, by []string, offset time.Duration) (string, error) {
-	ms := x.matchers(x.scopeOf(m), m.Matchers)
+	return x.latencyExprWith(m, q, by, offset, x.matchers(x.scopeOf(m), m.Matchers))
+}
+
+// latencyExprWith is latencyExpr with the selectors' matchers given.
+func (x *Exec) latencyExprWith(m profile.Measure, q float64, by []string, offset time.Duration, ms []prom.Matcher) (string, error) {
 	w := x.rateWindow()
 	off := ""
 	if offset > 0 {

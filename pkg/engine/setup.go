@@ -55,7 +55,27 @@ func (e *Engine) SetupChecks(ctx context.Context) ([]setup.Finding, error) {
 	if ts, err := e.torchServeFindings(ctx); err == nil {
 		findings = append(findings, ts...)
 	}
-	return findings, nil
+	if e.Profile.Name == "" && e.Gateway == nil {
+		return findings, nil // no server found: nothing to say of the network segment
+	}
+	return append(findings, e.networkFinding()), nil
+}
+
+// networkFinding says where the network segment comes from, or why it is not measured.
+func (e *Engine) networkFinding() setup.Finding {
+	f := setup.Finding{Check: "network segment"}
+	what, ok := e.NetworkSource()
+	switch {
+	case ok:
+		f.Level, f.Message = setup.OK, "from "+what
+	case e.Gateway != nil:
+		f.Level, f.Message = setup.Warn, what
+		f.Fix = "check that Prometheus scrapes the gateway, and its metric name and unit in the gateway settings"
+	default:
+		f.Level, f.Message = setup.Unchecked, what
+		f.Fix = "configure the gateway in front of the servers (ingress-nginx, envoy, istio or a custom histogram)"
+	}
+	return f
 }
 
 // setupLookback is how far back the watched jobs are looked for: the jobs scraped now, not

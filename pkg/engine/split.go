@@ -56,12 +56,16 @@ func (sq splitQuery) Run(ctx context.Context, x *Exec) error {
 		x.Notice(Warning, "the queue/compute split needs both queue and compute time")
 		return nil
 	}
-	network, e2e, okN := networkSegment(x)
 	x.Notice(Info, "segments are mean times per request (means add up; percentiles do not)")
 	x.SetPadding(sq.opt.BaselineWindow)
 	by := x.serviceLabels(sq.perInstance)
 	reqs := []latencyReq{{queue, []float64{0}}, {compute, []float64{0}}}
-	if okN {
+	var gp *gatewayPlan
+	var network, e2e profile.Measure
+	okN := false
+	if x.e.Gateway != nil {
+		gp = x.planGateway(sq.perInstance)
+	} else if network, e2e, okN = networkSegment(x); okN {
 		reqs = append(reqs, latencyReq{network, []float64{0}}, latencyReq{e2e, []float64{0}})
 	}
 	for _, r := range reqs {
@@ -72,11 +76,19 @@ func (sq splitQuery) Run(ctx context.Context, x *Exec) error {
 		return err
 	}
 	qs, cs := read[0], read[1]
-	var gs, es []stat
+	nBy, nKeys := map[string]derive.Series{}, by
 	if okN {
-		gs, es = read[2], read[3]
+		if nBy, err = differences(read[2], read[3], by); err != nil {
+			return err
+		}
 	}
-	cBy, gBy, eBy := statIndex(cs, by), statIndex(gs, by), statIndex(es, by)
+	if gp != nil {
+		if nBy, err = x.gatewayNetwork(ctx, gp); err != nil {
+			return err
+		}
+		nKeys = gp.by
+	}
+	cBy := statIndex(cs, by)
 	t, _ := x.Grid()
 	for _, q := range qs {
 		key := groupKey(q.Labels, by)
@@ -85,13 +97,7 @@ func (sq splitQuery) Run(ctx context.Context, x *Exec) error {
 			continue
 		}
 		in := derive.SplitInput{Queue: q.Series, Compute: c}
-		g, okG := gBy[key]
-		e, okE := eBy[key]
-		if okG && okE {
-			n, err := derive.Difference(g, e)
-			if err != nil {
-				return err
-			}
+		if n, ok := nBy[groupKey(q.Labels, nKeys)]; ok {
 			in.Network = n
 		}
 		if err := sq.addSegments(x, t, q.Labels, in); err != nil {
@@ -101,20 +107,37 @@ func (sq splitQuery) Run(ctx context.Context, x *Exec) error {
 	return nil
 }
 
-// networkSegment resolves the gateway's latency and the service's own, which the network
-// segment is the difference of; without both it says why (when the profile says).
+// differences is gateway − service per group of by (the profile's own gateway histogram).
+func differences(gs, es []stat, by []string) (map[string]derive.Series, error) {
+	eBy := statIndex(es, by)
+	out := map[string]derive.Series{}
+	for _, g := range gs {
+		key := groupKey(g.Labels, by)
+		e, ok := eBy[key]
+		if !ok {
+			continue
+		}
+		n, err := derive.Difference(g.Series, e)
+		if err != nil {
+			return nil, err
+		}
+		out[key] = n
+	}
+	return out, nil
+}
+
+// networkSegment resolves the profile's own gateway histogram (the test bed's custom naming) and
+// the service's latency, which the network segment is the difference of; without both it says why.
 func networkSegment(x *Exec) (network, e2e profile.Measure, ok bool) {
 	network, ok, why := x.resolve(profile.NetworkTime)
-	if ok {
-		var okE bool
-		e2e, okE, _ = x.resolve(profile.Latency)
-		if !okE {
-			ok = false
-			why = "the network segment needs the service's own latency to subtract from the gateway's"
-		}
+	if !ok {
+		x.Notice(Info, noGateway(why))
+		return network, e2e, false
 	}
-	if !ok && why != "" {
-		x.Notice(Info, why)
+	var okE bool
+	if e2e, okE, _ = x.resolve(profile.Latency); !okE {
+		x.Notice(Info, "the network segment is not measured: it needs the service's own latency to subtract from the gateway's")
+		return network, e2e, false
 	}
 	return network, e2e, ok
 }

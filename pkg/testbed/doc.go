@@ -202,6 +202,15 @@
 // writes one server's part alone (the same series), to compare a fleet with that server by
 // itself. Both hold 2 days by default (DefaultTSDBDays).
 //
+// Behind a gateway (--profile vllm+ingress-nginx or triton+ingress-nginx, expo.BehindIngressNginx):
+// the server's own targets plus an ingress-nginx controller (instance
+// ingress-nginx-controller:10254, job ingress-nginx) in front of every instance, one Kubernetes
+// service per model (expo.IngressService: "<model>-svc"), whose
+// nginx_ingress_controller_response_duration_seconds observes Q + C + N per request (Gateway) and
+// never resets (the controller does not restart with a server). The controller names no upstream
+// pod, so the network segment through it is the model's over all instances: network_jitter shows
+// as +60 ms × node-b's third of the traffic. 2 days by default.
+//
 // # History
 //
 // History is OpenMetrics (family by family, "# EOF", timestamps in seconds, job="inference",

@@ -43,7 +43,9 @@ type TSDBOptions struct {
 	// Profile is the naming of the inference series: custom (default), vllm, triton,
 	// torchserve, tgi or sglang (expo.ProfileNames); or "fleet", the six together in one Prometheus,
 	// each serving its own copy of the models on its own port (expo.FleetModel,
-	// expo.FleetInstance), or "fleet-<server>", that server's part of the fleet alone.
+	// expo.FleetInstance), or "fleet-<server>", that server's part of the fleet alone; or
+	// "<server>+ingress-nginx" (expo.BehindIngressNginx), the server behind an ingress-nginx
+	// controller whose upstream histogram alone shows the network segment.
 	Profile string
 	// GPUNaming is the naming of the GPU series: inferscope (default, the probe's); dcgm
 	// (today's dcgm-exporter), dcgm-3, dcgm-4.5 or dcgm-4.9 (those dcgm-exporter versions,
@@ -61,9 +63,11 @@ type TSDBOptions struct {
 // time of day) for every naming but tgi, whose 35 duration and 100 input-length buckets per
 // histogram make it the slowest to build (see doc.go); its 2 days cover every incident (all in
 // the last day) with the rate windows before them. Set Days: 8 to test a TGI baseline. The
-// fleet namings, which include TGI, hold 2 days too.
+// fleet namings, which include TGI, hold 2 days too, and so do the namings behind ingress-nginx
+// (their tests read the last day's incidents).
 func DefaultTSDBDays(profile string) int {
-	if profile == "tgi" || profile == expo.FleetName || strings.HasPrefix(profile, expo.FleetName+"-") {
+	if profile == "tgi" || profile == expo.FleetName || strings.HasPrefix(profile, expo.FleetName+"-") ||
+		strings.HasSuffix(profile, "+"+expo.IngressNginx) {
 		return 2
 	}
 	return DefaultHistoryDays
@@ -100,7 +104,8 @@ func (o TSDBOptions) normalize() (TSDBOptions, error) {
 
 // WarmVariants are the TSDB variants this module's tests use; `inferscope-loadgen
 // --warm-test-cache` builds them all: every naming with the probe's GPU naming, plus Triton with
-// dcgm-exporter's (Triton fleets usually run dcgm-exporter).
+// dcgm-exporter's (Triton fleets usually run dcgm-exporter), and vLLM behind ingress-nginx without
+// GPU series (the network segment's tests).
 var WarmVariants = []TSDBOptions{
 	{},
 	{Profile: "vllm"},
@@ -109,6 +114,7 @@ var WarmVariants = []TSDBOptions{
 	{Profile: "torchserve"},
 	{Profile: "tgi"},
 	{Profile: "sglang"},
+	{Profile: expo.BehindIngressNginx("vllm"), GPUNaming: GPUNamingNone},
 }
 
 // tsdbBuilds remembers, per normalised variant, the cached directory this process uses.

@@ -87,6 +87,9 @@ type Readings struct {
 	Instances      []Instance
 	Notices        []string
 	Queries        int
+	// NetworkPerModel: the network segment is the model's over all instances (the gateway does
+	// not tell them apart), so the network cause names no instance.
+	NetworkPerModel bool
 }
 
 // instance returns the readings of the named instance.
@@ -126,7 +129,7 @@ func runJobs(ctx context.Context, jobs []func(context.Context) error) error {
 // newReader prepares the grid and rate window of o (completed with defaults).
 func newReader(e *engine.Engine, o Options) *reader {
 	rd := &Readings{Model: o.Model, Version: o.Version, Instance: o.Instance, Node: o.node(), GPU: o.GPU,
-		Window: Span{o.From, o.To}, Before: Span{o.From.Add(-o.Before), o.From}}
+		Window: Span{o.From, o.To}, Before: Span{o.From.Add(-o.Before), o.From}, NetworkPerModel: !e.NetworkPerInstance()}
 	total := o.To.Sub(rd.Before.Start)
 	step := max(time.Minute, (total / 600).Truncate(time.Minute))
 	// A 5-minute rate window as the dashboards use; a short window (a restart's first minutes)
@@ -208,12 +211,14 @@ func (r *reader) noticeUnread() {
 		{profile.Latency, "latency percentiles and the 7-day baseline"},
 		{profile.QueueTime, "the queue segment (queue cause)"},
 		{profile.ComputeTime, "the compute segment (compute cause)"},
-		{profile.NetworkTime, "the network / gateway segment (network cause)"},
 		{profile.LoadState, "the load state (warm-up is found from restarts and counter resets only)"},
 	} {
 		if _, ok, why := r.e.Profile.Resolve(g.role, r.e.Present); !ok {
 			r.notice(fmt.Sprintf("%s is not read: %s", g.what, why))
 		}
+	}
+	if why, ok := r.e.NetworkSource(); !ok {
+		r.notice("the network / gateway segment (network cause) is not read: " + why)
 	}
 }
 

@@ -587,16 +587,26 @@ func subjectCauses(rd *Readings, s Subject, in *Instance, th Thresholds) []candi
 				ev("compute share of service time", "percentunit", Pair{ratio(s.Compute.Before, svc.Before), ratio(s.Compute.Now, svc.Now)}, "")}})
 	}
 
-	// Network: the gateway's time beyond the service's own.
+	// Network: the gateway's time beyond the service's own. Three signs: how much it rose, its
+	// share of the time, and how many times its own reference it is while the service's own time
+	// holds (the brief's signature; a gateway that pools the instances dilutes the absolute rise
+	// by the faulty instance's share of the traffic, and the relative one less).
 	rise := s.Network.Now - s.Network.Before
 	nShare := ratio(s.Network.Now, s.Network.Now+svc.Now)
-	if sc := 0.55*grade(rise, riseAbs, 0.05) + 0.4*grade(nShare, 0.3, 0.7)*b2f(rise > 0); sc > 0 {
-		if r := ratio(svc.Now, svc.Before); r >= riseRatio {
+	svcSteady := ratio(svc.Now, svc.Before) < riseRatio
+	nr := ratio(s.Network.Now, s.Network.Before)
+	if sc := 0.4*grade(rise, riseAbs, 0.05) + 0.3*grade(nShare, 0.3, 0.7)*b2f(rise > 0) +
+		0.3*grade(nr, riseRatio, 3)*b2f(rise >= riseAbs && svcSteady); sc > 0 {
+		if !svcSteady {
 			sc *= 0.7 // the service slowed down too: the network is not alone
 		}
-		out = append(out, candidate{id: CauseNetwork, instance: s.Instance, version: s.Version, score: sc,
+		inst, whoN := s.Instance, who
+		if rd.NetworkPerModel {
+			inst, whoN = "", subjectText(rd.Model, s.Version)+" (every instance: the gateway does not tell them apart)"
+		}
+		out = append(out, candidate{id: CauseNetwork, instance: inst, version: s.Version, score: sc,
 			summary: fmt.Sprintf("the gateway waits %s beyond the service's own %s for %s (%s in the hour before): the time is spent on the network path, not in the model",
-				msText(s.Network.Now), msText(svc.Now), who, msText(s.Network.Before)),
+				msText(s.Network.Now), msText(svc.Now), whoN, msText(s.Network.Before)),
 			evidence: []Evidence{ev("network / gateway segment (gateway upstream − service time)", "s", s.Network, ""),
 				ev("service time (queue + compute)", "s", svc, ""),
 				ev("end-to-end jitter (P99/P50) of the service", "none", s.Jitter, "the service's own latency distribution")}})

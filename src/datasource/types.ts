@@ -62,6 +62,59 @@ export const METRIC_PROFILES: Array<{ value: MetricProfile; label: string; descr
 export const DEFAULT_WARMUP_WINDOW = '2m';
 export const DEFAULT_PROFILE: MetricProfile = 'auto';
 
+/** The gateway in front of the servers, whose upstream time gives the network segment. */
+export type GatewayPreset = 'none' | 'ingress-nginx' | 'envoy' | 'istio' | 'custom';
+
+export const GATEWAY_PRESETS: Array<{ value: GatewayPreset; label: string; description: string }> = [
+  { value: 'none', label: 'None', description: 'No gateway: the network segment is not measured' },
+  {
+    value: 'ingress-nginx',
+    label: 'ingress-nginx',
+    description: 'nginx_ingress_controller_response_duration_seconds; the model from the service label',
+  },
+  {
+    value: 'envoy',
+    label: 'Envoy',
+    description: 'envoy_cluster_upstream_rq_time (ms); the model from envoy_cluster_name',
+  },
+  {
+    value: 'istio',
+    label: 'Istio',
+    description: 'istio_request_duration_milliseconds, reporter="source"; the model from destination_workload',
+  },
+  { value: 'custom', label: 'Custom histogram', description: 'A histogram you name, with its unit and labels' },
+];
+
+/** The preset's default model label, shown as the placeholder. */
+export const GATEWAY_MODEL_LABELS: Record<GatewayPreset, string> = {
+  none: '',
+  'ingress-nginx': 'service',
+  envoy: 'envoy_cluster_name',
+  istio: 'destination_workload',
+  custom: '',
+};
+
+/** jsonData.gateway; the backend validates it (pkg/gateway). */
+export interface GatewayOptions {
+  preset?: GatewayPreset;
+  /** The upstream-time histogram's base name (required for custom). */
+  metric?: string;
+  /** seconds, milliseconds or microseconds; empty = the preset's. */
+  unit?: string;
+  /** Fixed label matchers, e.g. {"reporter": "source"}. */
+  matchers?: Record<string, string>;
+  /** The gateway label naming the model, an anchored regex on its value and the replacement ($1). */
+  modelLabel?: string;
+  modelRegex?: string;
+  modelReplacement?: string;
+  /** Static map of the label's values to models, tried before the regex. */
+  modelMap?: Record<string, string>;
+  versionLabel?: string;
+  versionRegex?: string;
+  instanceLabel?: string;
+  instanceRegex?: string;
+}
+
 /** jsonData of the data source. The HTTP fields follow Grafana's standard names. */
 export interface InferscopeOptions extends DataSourceJsonData {
   // Standard HTTP settings for Prometheus (url, basicAuth, basicAuthUser live on the settings object).
@@ -87,6 +140,8 @@ export interface InferscopeOptions extends DataSourceJsonData {
   modelLabel?: string;
   versionLabel?: string;
   instanceLabel?: string;
+  /** The gateway whose upstream time gives the network segment of split and triage. */
+  gateway?: GatewayOptions;
   /** The probes' own credentials (their --web.config.file), never Prometheus'. */
   probeBasicAuthUser?: string;
   probeTlsSkipVerify?: boolean;

@@ -9,8 +9,12 @@
 //	inferscope-loadgen --warm-test-cache                            # build the TSDBs the tests use
 //	inferscope-loadgen --profile=triton --gpu-naming=dcgm --tsdb-out=data
 //
-// --profile names the inference series as vLLM, Triton, TorchServe, TGI or SGLang serve them (default:
-// the brief's custom service), live and in the history alike. The history also holds every
+// --profile names the inference series as vLLM, Triton, TorchServe, TGI or SGLang serve them
+// (default: the brief's custom service), live and in the history alike; vllm+ingress-nginx and
+// triton+ingress-nginx put an ingress-nginx controller in front (instance
+// ingress-nginx-controller:10254, job ingress-nginx), whose upstream histogram alone carries the
+// network segment (inferscope --gateway ingress-nginx --gateway-model-regex '(.+)-svc'). The
+// history also holds every
 // node's GPU series as a Prometheus scraping inferscope-probe (job inferscope-probe, instance
 // <node>:9835, node label) stores them, rendered by the probe's own exporter from the same
 // scenario, in the probe's naming or a dcgm-exporter version's (--gpu-naming=dcgm, dcgm-3,
@@ -129,7 +133,7 @@ func parseFlags(args []string, stderr io.Writer, now time.Time) (config, error) 
 	fs.IntVar(&c.historyDays, "history-days", testbed.DefaultHistoryDays, "days of history to write (1-60)")
 	fs.DurationVar(&c.step, "history-step", testbed.DefaultHistoryStep, "spacing of history samples (≥ 1s)")
 	fs.StringVar(&endFlag, "end", "now", "end of the history and the scenario's clock anchor: now or an RFC 3339 time")
-	fs.StringVar(&profileFlag, "profile", "custom", "metric naming profile: "+fmt.Sprint(expo.ProfileNames())+", or a mixed fleet of them all in one: "+fmt.Sprint(expo.FleetNames()))
+	fs.StringVar(&profileFlag, "profile", "custom", "metric naming profile: "+fmt.Sprint(expo.ProfileNames())+", or a mixed fleet of them all in one: "+fmt.Sprint(expo.FleetNames())+", or a server behind ingress-nginx: vllm+ingress-nginx, triton+ingress-nginx")
 	fs.StringVar(&scenarioFlag, "scenario", "default", "scenario: default")
 	fs.StringVar(&c.job, "job", "inference", "job label written into the history")
 	fs.StringVar(&c.gpuNaming, "gpu-naming", testbed.GPUNamingInferscope, "GPU series in the history: inferscope (the probe's naming); dcgm (today's dcgm-exporter, 4.8.3 on), dcgm-3, dcgm-4.5 or dcgm-4.9 (those versions of dcgm-exporter), each optionally +xid-count (with DCGM_EXP_XID_ERRORS_COUNT) and +defaults (only the default counters file's fields); or none")

@@ -26,6 +26,7 @@ type promConn struct {
 	perProfile                                  profileLabelsFlag
 	warmup                                      time.Duration
 	maxAnswer                                   string
+	gateway                                     gatewayFlags
 }
 
 func (c *promConn) register(fs *flag.FlagSet) {
@@ -42,6 +43,7 @@ func (c *promConn) register(fs *flag.FlagSet) {
 	fs.Var(c.perProfile, "profile-label", "one profile's label name, PROFILE.KIND=LABEL with KIND model, version or instance (repeatable), e.g. tgi.model=model_name")
 	fs.DurationVar(&c.warmup, "warmup-window", 2*time.Minute, "how long after an instance (re)starts its samples count as warm-up")
 	fs.StringVar(&c.maxAnswer, "max-answer-size", "64MiB", "the largest Prometheus answer read")
+	c.gateway.register(fs)
 }
 
 // registerReach registers only the flags that reach Prometheus (address, credentials, timeout,
@@ -113,7 +115,8 @@ func connFlagsHelp() string {
   --profile-label PROFILE.KIND=LABEL
                                rename one profile's label, e.g. tgi.model=model_name (repeatable)
   --warmup-window DURATION     warm-up after an instance (re)starts (default 2m)
-  --max-answer-size SIZE       the largest Prometheus answer read, e.g. 256MiB (default 64MiB)`, strings.Join(profile.Names(), ", "))
+  --max-answer-size SIZE       the largest Prometheus answer read, e.g. 256MiB (default 64MiB)
+%s`, strings.Join(profile.Names(), ", "), gatewayFlagsHelp())
 }
 
 // engine connects to Prometheus and builds the engine the data source would (engine.New): the
@@ -139,6 +142,10 @@ func (c *promConn) engine(ctx context.Context) (*engine.Engine, error) {
 	if err != nil {
 		return nil, usagef("--max-answer-size: %v", err)
 	}
+	gw, err := c.gateway.config()
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
 	header := http.Header{}
 	if c.user != "" {
 		pw := ""
@@ -163,13 +170,15 @@ func (c *promConn) engine(ctx context.Context) (*engine.Engine, error) {
 	e, err := engine.New(ctx, engine.Config{
 		URL: c.url, HTTP: &http.Client{Timeout: c.timeout, Transport: headerTransport{header: header, next: http.DefaultTransport}},
 		MaxAnswerBytes: maxAnswer, Profile: c.profile, Labels: c.labels, PerProfile: c.perProfile,
-		WarmupWindow: c.warmup, Limits: engine.DefaultLimits, History: engine.NewHistoryCache(0),
+		WarmupWindow: c.warmup, Limits: engine.DefaultLimits, History: engine.NewHistoryCache(0), Gateway: gw,
 	})
 	var undetected *profile.NotDetectedError
 	var bad *engine.ConfigError
 	switch {
 	case errors.As(err, &bad) && bad.Setting == "URL":
 		return nil, usagef("--prometheus: %v", err)
+	case errors.As(err, &bad) && bad.Setting == "Gateway":
+		return nil, usagef("--gateway: %v", err)
 	case errors.As(err, &bad):
 		return nil, usagef("%v", err)
 	case errors.As(err, &undetected):

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/pkg/engine"
+	"github.com/inferscope/inferscope/pkg/gateway"
 	"github.com/inferscope/inferscope/pkg/profile"
 	"github.com/inferscope/inferscope/pkg/prom"
 	"github.com/inferscope/inferscope/pkg/testbed"
@@ -24,6 +25,7 @@ type config struct {
 	gpuNaming  string // "" = the probe's
 	perProfile map[string]profile.Labels
 	store      string // "" = StorePrometheus
+	gateway    gateway.Config
 }
 
 // The stores Start can serve the history from.
@@ -58,6 +60,15 @@ func Fleet(naming string) Option {
 	return func(c *config) {
 		c.naming, c.profile = naming, ""
 		c.perProfile = map[string]profile.Labels{"tgi": {Model: expo.TGIModelLabel}}
+	}
+}
+
+// BehindIngressNginx serves server's naming behind the test bed's ingress-nginx controller
+// (expo.BehindIngressNginx, without GPU series), takes server's profile by name and configures
+// the gateway g (the zero Config: none), as a user of that setup would.
+func BehindIngressNginx(server string, g gateway.Config) Option {
+	return func(c *config) {
+		c.naming, c.profile, c.gpuNaming, c.gateway = expo.BehindIngressNginx(server), server, testbed.GPUNamingNone, g
 	}
 }
 
@@ -103,7 +114,7 @@ func Start(t testing.TB, opts ...Option) (*engine.Engine, *testbed.Scenario) {
 		t.Fatal(err)
 	}
 	e, err := engine.New(context.Background(), engine.Config{
-		Prom: client, Profile: c.profile, PerProfile: c.perProfile, WarmupWindow: 2 * time.Minute,
+		Prom: client, Profile: c.profile, PerProfile: c.perProfile, WarmupWindow: 2 * time.Minute, Gateway: c.gateway,
 	})
 	if err != nil {
 		t.Fatal(err)

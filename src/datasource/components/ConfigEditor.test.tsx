@@ -182,6 +182,47 @@ describe('ConfigEditor', () => {
     await userEvent.click(await screen.findByRole('option', { name: /vLLM/ }));
     expect(latest().jsonData.profile).toBe('vllm');
   });
+  test('the gateway defaults to none; choosing ingress-nginx and a mapping fills jsonData.gateway', async () => {
+    const { latest } = renderEditor();
+    const gateway = screen.getByRole('combobox', { name: /^gateway/i });
+    expect(gateway).toHaveValue('None');
+    expect(screen.queryByLabelText(/model regex/i)).not.toBeInTheDocument();
+
+    await userEvent.click(gateway);
+    await userEvent.click(await screen.findByRole('option', { name: /ingress-nginx/ }));
+    expect(latest().jsonData.gateway).toEqual({ preset: 'ingress-nginx' });
+    expect(screen.getByLabelText(/model from label/i)).toHaveAttribute('placeholder', 'service');
+
+    await userEvent.click(screen.getByLabelText(/model regex/i));
+    await userEvent.paste('(.+)-svc');
+    await userEvent.click(screen.getByLabelText(/model map/i));
+    await userEvent.paste('rank-svc=recsys-ranker, embed=text-embedder');
+    expect(latest().jsonData.gateway).toEqual({
+      preset: 'ingress-nginx',
+      modelRegex: '(.+)-svc',
+      modelMap: { 'rank-svc': 'recsys-ranker', embed: 'text-embedder' },
+    });
+
+    await userEvent.click(screen.getByLabelText(/gateway matchers/i));
+    await userEvent.paste('reporter');
+    expect(screen.getByText(/write label=value pairs/i)).toBeInTheDocument();
+  });
+
+  test('a stored gateway is shown, and choosing none removes it', async () => {
+    const { latest } = renderEditor(
+      settings({
+        jsonData: {
+          gateway: { preset: 'istio', matchers: { reporter: 'destination' }, versionLabel: 'destination_version' },
+        },
+      })
+    );
+    expect(screen.getByLabelText(/gateway matchers/i)).toHaveValue('reporter=destination');
+    expect(screen.getByLabelText(/version from label/i)).toHaveValue('destination_version');
+    await userEvent.click(screen.getByRole('combobox', { name: /^gateway/i }));
+    await userEvent.click(await screen.findByRole('option', { name: /^None/ }));
+    expect(latest().jsonData.gateway).toBeUndefined();
+  });
+
   test('probe credentials: the user in jsonData, the password and CA only in secureJsonData', async () => {
     const { latest } = renderEditor();
     await userEvent.click(screen.getByRole('button', { name: 'Expand section Probe credentials' }));

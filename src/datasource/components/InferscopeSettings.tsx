@@ -7,6 +7,7 @@ import { Button, Combobox, Field, IconButton, Input, Stack, useStyles2 } from '@
 import { validateWarmupWindow } from '../duration';
 import { DEFAULT_PROFILE, DEFAULT_WARMUP_WINDOW, InferscopeOptions, METRIC_PROFILES, MetricProfile } from '../types';
 import { Settings } from './auth';
+import { GatewaySettings } from './GatewaySettings';
 
 interface Props {
   options: Settings;
@@ -22,7 +23,7 @@ function isHttpUrl(value: string): boolean {
   }
 }
 
-/** Inferscope's own options: GPU probes, warm-up window, metric profile and label names. */
+/** Inferscope's own options: GPU probes, warm-up window, metric profile, label names and the gateway. */
 export function InferscopeSettings({ options, onOptionsChange }: Props) {
   const s = useStyles2(getStyles);
   const { jsonData } = options;
@@ -122,6 +123,8 @@ export function InferscopeSettings({ options, onOptionsChange }: Props) {
           />
         </Field>
       </Stack>
+
+      <GatewaySettings gateway={jsonData.gateway} onChange={(gateway) => update({ gateway })} />
     </ConfigSection>
   );
 }

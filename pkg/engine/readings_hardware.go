@@ -153,8 +153,11 @@ func (r *Reader) hardwareExprs(ctx context.Context, gpu string) (hardwareExprs, 
 	return x, nil
 }
 
-// xidExpr counts XID events per node in a window, each event once, from one XID name:
-//   - a counter by code (the probe): its growth, series born in the window included;
+// XIDEvents is the PromQL count of XID events in the window w before the evaluation time, each
+// event once, summed by the labels `by`, from one XID name; sel selects the name's series with
+// extra matchers, windows are a windowed count's window lengths (ms; nil = the default):
+//   - a counter by code (the probe): its growth, series born in the window included; nodes
+//     whose GPUs the exporter watches (its Presence metric) count 0 until a first event;
 //   - dcgm-exporter's last-value gauge: a change of value within a series (the unlabelled
 //     form) plus every birth of a non-zero series in the window, sampled once a minute —
 //     since 2024 the gauge carries the code as err_code/err_msg labels, so a new code is a
@@ -162,37 +165,65 @@ func (r *Reader) hardwareExprs(ctx context.Context, gpu string) (hardwareExprs, 
 //     repeat of the last code stays invisible to a last-value gauge;
 //   - DCGM_EXP_XID_ERRORS_COUNT, a count over the exporter's sliding window W: the sum of its
 //     values at the window's end and every W before it counts each event once.
-func (r *Reader) xidExpr(ctx context.Context, n gpufields.Name, gpu, by string) (func(time.Duration) string, error) {
-	sel, err := hardwareSelector(n, gpu)
+//
+// The Prometheus and Grafana alert renderings use it too, so the rules count as triage does.
+func XIDEvents(n gpufields.Name, sel func(extra ...prom.Matcher) (string, error), by string, w time.Duration, windows []int64) (string, error) {
+	s, err := sel()
 	if err != nil {
-		return nil, err
+		return "", err
 	}
+	d := promqlDuration(w)
 	switch n.Shape {
 	case gpufields.Counter:
+		expr := newOrIncrease(by, s, w)
 		if n.Presence == "" {
-			return func(w time.Duration) string { return newOrIncrease(by, sel, w) }, nil
+			return expr, nil
 		}
-		present, err := hardwareSelector(gpufields.Name{Metric: n.Presence}, gpu)
+		present, err := gpuSelectorOf(n.Presence, sel)
 		if err != nil {
-			return nil, err
+			return "", err
 		}
-		// Nodes whose GPUs the exporter watches count 0 until a first event.
-		return func(w time.Duration) string {
-			return fmt.Sprintf("%s or 0 * max by (%s) (%s)", newOrIncrease(by, sel, w), by, present)
-		}, nil
+		return fmt.Sprintf("%s or 0 * max by (%s) (%s)", expr, by, present), nil
 	case gpufields.WindowCount:
-		windows, err := r.xidCountWindows(ctx, n.Metric)
-		if err != nil {
+		return windowCountSum(by, sel, windows, w)
+	case gpufields.LastValue:
+		return fmt.Sprintf(`sum by (%s) (changes(%s[%s]) or label_replace(sum_over_time(clamp((%s != 0) unless %s offset 1m, 1, 1)[%s:1m]), "inferscope_new", "1", "", ""))`,
+			by, s, d, s, s, d), nil
+	}
+	return "", fmt.Errorf("%s is not an XID name", n.Metric)
+}
+
+// gpuSelectorOf selects another metric with the matchers sel adds to its own name: sel's
+// selector with the name replaced.
+func gpuSelectorOf(metric string, sel func(extra ...prom.Matcher) (string, error)) (string, error) {
+	s, err := sel()
+	if err != nil {
+		return "", err
+	}
+	if i := strings.IndexByte(s, '{'); i >= 0 {
+		return metric + s[i:], nil
+	}
+	return metric, nil
+}
+
+// xidExpr is XIDEvents for the readings: the name's selector narrowed to the GPU asked for, the
+// windows the exporters report.
+func (r *Reader) xidExpr(ctx context.Context, n gpufields.Name, gpu, by string) (func(time.Duration) string, error) {
+	var windows []int64
+	if n.Shape == gpufields.WindowCount {
+		var err error
+		if windows, err = r.xidCountWindows(ctx, n.Metric); err != nil {
 			return nil, err
 		}
-		return func(w time.Duration) string { return windowCountSum(by, n, gpu, windows, w) }, nil
-	default:
-		return func(w time.Duration) string {
-			d := promqlDuration(w)
-			return fmt.Sprintf(`sum by (%s) (changes(%s[%s]) or label_replace(sum_over_time(clamp((%s != 0) unless %s offset 1m, 1, 1)[%s:1m]), "inferscope_new", "1", "", ""))`,
-				by, sel, d, sel, sel, d)
-		}, nil
 	}
+	sel := func(extra ...prom.Matcher) (string, error) { return hardwareSelector(n, gpu, extra...) }
+	if _, err := XIDEvents(n, sel, by, time.Minute, windows); err != nil {
+		return nil, err
+	}
+	return func(w time.Duration) string {
+		expr, _ := XIDEvents(n, sel, by, w, windows) // the selectors were checked above
+		return expr
+	}, nil
 }
 
 // maxXIDTiles bounds the terms of a windowed count's sum; past it the sum samples the window
@@ -223,27 +254,33 @@ func (r *Reader) xidCountWindows(ctx context.Context, metric string) ([]int64, e
 	return out, nil
 }
 
-// windowCountSum is, per node, the events of the last w from counts over sliding windows:
-// for each window length W, the count at the end plus the counts W, 2W, … before.
-func windowCountSum(by string, n gpufields.Name, gpu string, windows []int64, w time.Duration) string {
+// windowCountSum is, per `by`, the events of the last w from counts over sliding windows: for
+// each window length W, the count at the end plus the counts W, 2W, … before.
+func windowCountSum(by string, sel func(extra ...prom.Matcher) (string, error), windows []int64, w time.Duration) (string, error) {
+	if len(windows) == 0 {
+		windows = []int64{gpufields.DefaultWindow}
+	}
 	var terms []string
 	for _, ms := range windows {
-		sel, _ := hardwareSelector(n, gpu, prom.Eq(gpufields.WindowLabel, strconv.FormatInt(ms, 10)))
+		s, err := sel(prom.Eq(gpufields.WindowLabel, strconv.FormatInt(ms, 10)))
+		if err != nil {
+			return "", err
+		}
 		step := time.Duration(ms) * time.Millisecond
 		tiles := int((w + step - 1) / step)
 		if tiles > maxXIDTiles {
-			terms = append(terms, fmt.Sprintf("sum_over_time(%s[%s:%s])", sel, promqlDuration(w), promqlDuration(step)))
+			terms = append(terms, fmt.Sprintf("sum_over_time(%s[%s:%s])", s, promqlDuration(w), promqlDuration(step)))
 			continue
 		}
 		for k := 0; k < tiles; k++ {
-			term := sel
+			term := s
 			if k > 0 {
 				term += " offset " + promqlDuration(time.Duration(k)*step)
 			}
 			terms = append(terms, fmt.Sprintf(`label_replace(%s, "inferscope_tile", "%d", "", "")`, term, k))
 		}
 	}
-	return fmt.Sprintf("sum by (%s) (%s)", by, strings.Join(terms, " or "))
+	return fmt.Sprintf("sum by (%s) (%s)", by, strings.Join(terms, " or ")), nil
 }
 
 // HardwareReadings reads q. Nothing read answers Missing; a failed query answers the readings

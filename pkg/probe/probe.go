@@ -23,10 +23,12 @@ const DefaultListenAddress = ":9835"
 
 // Config configures a Probe.
 type Config struct {
-	Open        func() (gpu.Library, error)
-	Interval    time.Duration
-	RetryInit   time.Duration
-	Naming      promexport.Naming
+	Open      func() (gpu.Library, error)
+	Interval  time.Duration
+	RetryInit time.Duration
+	Naming    promexport.Naming
+	// XIDCount adds DCGM_EXP_XID_ERRORS_COUNT in the dcgm namings (promexport.Options.XIDCount).
+	XIDCount    bool
 	Hostname    string
 	Version     string
 	Mock        string
@@ -60,7 +62,7 @@ func New(cfg Config) (*Probe, error) {
 	if !cfg.NoRuntimeMetrics {
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
-	gatherer, err := promexport.NewGatherer(c, promexport.Options{Naming: cfg.Naming, Version: cfg.Version, Now: cfg.Now}, reg)
+	gatherer, err := promexport.NewGatherer(c, promexport.Options{Naming: cfg.Naming, XIDCount: cfg.XIDCount, Version: cfg.Version, Now: cfg.Now}, reg)
 	if err != nil {
 		return nil, err
 	}

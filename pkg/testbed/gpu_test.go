@@ -33,7 +33,7 @@ func TestGPUHistoryIsWhatTheProbeServes(t *testing.T) {
 	s := testbed.Default(end)
 	slow := mustIncident(t, s, testbed.ComputeSlowdown)
 	idle := mustIncident(t, s, testbed.GPUIdle)
-	for _, naming := range []promexport.Naming{promexport.NamingInferscope, promexport.NamingDCGM} {
+	for _, naming := range promexport.Namings {
 		for _, c := range []struct {
 			instance string
 			at       time.Time
@@ -85,6 +85,9 @@ func TestGPUHistoryIsWhatTheProbeServes(t *testing.T) {
 		for g := 0; g < s.GPUsPerInstance(); g++ {
 			if a, b := testbed.GPUUUID(inst, g), mockgpu.UUIDFor(testbed.GPUSystem, inst, g); a != b {
 				t.Errorf("%s GPU %d: test bed UUID %s, mock %s", inst, g, a, b)
+			}
+			if a, b := testbed.GPUPCIBusID(g), mockgpu.BusIDFor(g); a != b {
+				t.Errorf("GPU %d: test bed PCI bus id %s, mock %s", g, a, b)
 			}
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/inferscope/inferscope/pkg/gpufields"
 	"github.com/inferscope/inferscope/pkg/probe/collector"
 	"github.com/inferscope/inferscope/pkg/probe/promexport"
 	"github.com/inferscope/inferscope/pkg/probe/snapshot"
@@ -34,44 +35,130 @@ const (
 	gpuName   = "NVIDIA A100-SXM4-40GB"
 )
 
-// GPU namings of the history: the probe's own, dcgm-exporter's, or no GPU series at all.
+// GPU namings of the history: the probe's own; a dcgm-exporter version's, through the probe's
+// dcgm namings (promexport: dcgm is today's exporter, 4.8.3 on; dcgm-3, dcgm-4.5, dcgm-4.9);
+// or no GPU series at all. A dcgm naming may carry the variants
+//   - "+xid-count": DCGM_EXP_XID_ERRORS_COUNT too (the exporter's XID counter, enabled in its
+//     counters file; XIDs of the last 5 minutes per code);
+//   - "+defaults": only the fields of the version's default counters file (no FB_TOTAL, ECC or
+//     clock-event reasons, which the plain naming holds as if the counters file enabled them);
+//
+// e.g. "dcgm-4.9+xid-count" or "dcgm+defaults+xid-count".
 const (
 	GPUNamingInferscope = string(promexport.NamingInferscope)
 	GPUNamingDCGM       = string(promexport.NamingDCGM)
+	GPUNamingDCGM3      = string(promexport.NamingDCGM3)
+	GPUNamingDCGM45     = string(promexport.NamingDCGM45)
+	GPUNamingDCGM49     = string(promexport.NamingDCGM49)
 	GPUNamingNone       = "none"
+
+	// GPUVariantXIDCount and GPUVariantDefaults are the dcgm namings' variant suffixes.
+	GPUVariantXIDCount = "+xid-count"
+	GPUVariantDefaults = "+defaults"
 )
 
-// gpuHistoryFamilies are the core GPU families the history keeps (lean: the full probe exports
-// some 30 families per GPU). The dcgm set is what dcgm-exporter users query; the probe's dcgm
-// mode also keeps a few inferscope_* families, left out here so the dcgm history holds DCGM
-// names alone.
+// GPUNamings are the plain GPU namings.
+var GPUNamings = []string{GPUNamingInferscope, GPUNamingDCGM, GPUNamingDCGM3, GPUNamingDCGM45, GPUNamingDCGM49, GPUNamingNone}
+
+// gpuHistoryFamilies are the core GPU families the history keeps in the inferscope naming (lean:
+// the full probe exports some 30 families per GPU), and in each dcgm naming the families of
+// dcgmHistorySignals under the version's names (gpufields); the probe's dcgm namings also keep
+// a few inferscope_* families, left out so a dcgm history holds DCGM names alone.
 var gpuHistoryFamilies = map[string][]string{
 	GPUNamingInferscope: {
 		"inferscope_gpu_utilization_ratio", "inferscope_gpu_memory_used_bytes", "inferscope_gpu_memory_total_bytes",
 		"inferscope_gpu_temperature_celsius", "inferscope_gpu_power_watts", "inferscope_gpu_clock_event_reason_active",
 		"inferscope_gpu_ecc_errors_total", "inferscope_gpu_xid_errors_total",
 	},
-	GPUNamingDCGM: {
-		"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_FB_TOTAL",
-		"DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS",
-		"DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_XID_ERRORS",
-	},
 }
 
-// GPUHistoryFamilies lists the GPU metric families the history holds in a naming.
+// dcgmHistorySignals are the GPU signals a dcgm history holds, where the version has a name:
+// the readings' signals (utilisation, memory used/free/reserved/total, temperature, power,
+// clock events, ECC, XID).
+var dcgmHistorySignals = []gpufields.Signal{
+	gpufields.Util, gpufields.MemUsed, gpufields.MemFree, gpufields.MemReserved, gpufields.MemTotal,
+	gpufields.Temperature, gpufields.Power, gpufields.ClockEvents, gpufields.ECCCorrected, gpufields.ECCErrors, gpufields.XID,
+}
+
+// gpuNaming is a parsed GPU naming.
+type gpuNaming struct {
+	probe              promexport.Naming // "" for none
+	xidCount, defaults bool
+}
+
+func parseGPUNaming(s string) (gpuNaming, error) {
+	base, rest, _ := strings.Cut(s, "+")
+	var g gpuNaming
+	if base == GPUNamingNone && rest == "" {
+		return g, nil
+	}
+	n, err := promexport.ParseNaming(base)
+	if err != nil || string(n) != base {
+		return g, fmt.Errorf("unknown GPU naming %q: use one of %s, dcgm namings optionally with %s and %s",
+			s, strings.Join(GPUNamings, ", "), GPUVariantXIDCount, GPUVariantDefaults)
+	}
+	g.probe = n
+	_, isDCGM := n.DCGMVersion()
+	for rest != "" {
+		var v string
+		v, rest, _ = strings.Cut(rest, "+")
+		switch "+" + v {
+		case GPUVariantXIDCount:
+			g.xidCount = true
+		case GPUVariantDefaults:
+			g.defaults = true
+		default:
+			return g, fmt.Errorf("GPU naming %q: unknown variant +%s", s, v)
+		}
+		if !isDCGM {
+			return g, fmt.Errorf("GPU naming %q: variants are for the dcgm namings", s)
+		}
+	}
+	return g, nil
+}
+
+// families lists the GPU families a history in the naming holds.
+func (g gpuNaming) families() []string {
+	if keep, ok := gpuHistoryFamilies[string(g.probe)]; ok {
+		return slices.Clone(keep)
+	}
+	v, ok := g.probe.DCGMVersion()
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, sig := range dcgmHistorySignals {
+		if n, ok := gpufields.DCGMName(sig, v); ok && (!g.defaults || n.DefaultIn(v)) {
+			out = append(out, n.Metric)
+		}
+	}
+	if g.xidCount {
+		if n, ok := gpufields.Of(gpufields.XID).DCGMShape(v, gpufields.WindowCount); ok {
+			out = append(out, n.Metric)
+		}
+	}
+	return out
+}
+
+// GPUHistoryFamilies lists the GPU metric families the history holds in a naming (nil for
+// none or an unknown naming).
 func GPUHistoryFamilies(naming string) []string {
-	return slices.Clone(gpuHistoryFamilies[naming])
+	g, err := parseGPUNaming(naming)
+	if err != nil {
+		return nil
+	}
+	return g.families()
 }
 
 // ParseGPUNaming checks a GPU naming ("" is inferscope).
 func ParseGPUNaming(s string) (string, error) {
-	switch s {
-	case "":
+	if s == "" {
 		return GPUNamingInferscope, nil
-	case GPUNamingInferscope, GPUNamingDCGM, GPUNamingNone:
-		return s, nil
 	}
-	return "", fmt.Errorf("unknown GPU naming %q: use %s, %s or %s", s, GPUNamingInferscope, GPUNamingDCGM, GPUNamingNone)
+	if _, err := parseGPUNaming(s); err != nil {
+		return "", err
+	}
+	return s, nil
 }
 
 // Node is an inference instance's host: its label without the port ("node-a:8000" → "node-a").
@@ -114,7 +201,7 @@ func (s *Scenario) GPUSnapshot(instance string, t time.Time) *snapshot.Snapshot 
 
 func gpuSnapshot(st GPUState, instance string, i int, t time.Time) snapshot.GPU {
 	minor := i
-	g := snapshot.GPU{Index: i, UUID: GPUUUID(instance, i), Name: gpuName, Minor: &minor, State: snapshot.StateUp}
+	g := snapshot.GPU{Index: i, UUID: GPUUUID(instance, i), Name: gpuName, Minor: &minor, PCIBusID: GPUPCIBusID(i), State: snapshot.StateUp}
 	if st.Lost {
 		g.State, g.Error = snapshot.StateLost, "GPU is lost"
 		return g
@@ -152,9 +239,19 @@ func gpuSnapshot(st GPUState, instance string, i int, t time.Time) snapshot.GPU 
 		g.XIDErrors[strconv.FormatUint(x.Code, 10)]++
 		code := x.Code
 		g.LastXID = &code
+		if t.Sub(x.Time) < snapshot.XIDWindow {
+			if g.RecentXIDs == nil {
+				g.RecentXIDs = map[string]uint64{}
+			}
+			g.RecentXIDs[strconv.FormatUint(x.Code, 10)]++
+		}
 	}
 	return g
 }
+
+// GPUPCIBusID is the PCI bus id the probe's mock gives a GPU (mockgpu.BusIDFor; a test pins the
+// two together).
+func GPUPCIBusID(gpu int) string { return fmt.Sprintf("00000000:%02X:00.0", 0x07+gpu*0x10) }
 
 func ptr[T any](v T) *T { return &v }
 
@@ -165,13 +262,14 @@ func ptr[T any](v T) *T { return &v }
 // Rendering costs one exporter run per node and history step; the targets keep those rows, about
 // 1 KB per node and step, until they are dropped.
 func (s *Scenario) GPUTargets(naming string, from, to time.Time) ([]expo.Target, error) {
-	keep, ok := gpuHistoryFamilies[naming]
-	if !ok {
-		return nil, fmt.Errorf("no GPU history in naming %q (use %s or %s)", naming, GPUNamingInferscope, GPUNamingDCGM)
+	g, err := parseGPUNaming(naming)
+	if err != nil || g.probe == "" {
+		return nil, fmt.Errorf("no GPU history in naming %q (use one of %s but none)", naming, strings.Join(GPUNamings, ", "))
 	}
+	keep := g.families()
 	var out []expo.Target
 	for _, inst := range s.Instances() {
-		r := newGPURenderer(s, inst, promexport.Naming(naming), keep)
+		r := newGPURenderer(s, inst, promexport.Options{Naming: g.probe, XIDCount: g.xidCount}, keep)
 		fams, err := r.plan(s.gpuExploreTimes(inst, from, to), from)
 		if err != nil {
 			return nil, err
@@ -234,13 +332,13 @@ type fixedSnapshot struct{ snap *snapshot.Snapshot }
 func (f *fixedSnapshot) Snapshot() *snapshot.Snapshot { return f.snap }
 func (f *fixedSnapshot) Stats() collector.Stats       { return collector.Stats{} }
 
-func newGPURenderer(s *Scenario, instance string, naming promexport.Naming, keep []string) *gpuRenderer {
+func newGPURenderer(s *Scenario, instance string, opts promexport.Options, keep []string) *gpuRenderer {
 	r := &gpuRenderer{s: s, instance: instance, keep: map[string]bool{}, src: &fixedSnapshot{},
 		descs: map[*prometheus.Desc]descInfo{}, columns: map[string]int{}, rows: map[int64][]float64{}}
 	for _, k := range keep {
 		r.keep[k] = true
 	}
-	r.exp = promexport.New(r.src, promexport.Options{Naming: naming})
+	r.exp = promexport.New(r.src, opts)
 	return r
 }
 
@@ -339,8 +437,10 @@ func (r *gpuRenderer) plan(times []time.Time, since time.Time) ([]expo.Family, e
 			r.columns[key] = col
 			fp, ok := fams[di.name]
 			if !ok {
+				// dcgm-exporter types some fields counter without the _total suffix OpenMetrics
+				// (the history's format) requires of a counter's samples; they are kept as gauges.
 				typ := expo.GaugeType
-				if counter {
+				if counter && strings.HasSuffix(di.name, "_total") {
 					typ = expo.CounterType
 				}
 				fp = &famPlan{fam: expo.Family{Name: di.name, Help: di.help, Type: typ}, order: len(fams)}

@@ -146,7 +146,7 @@ func TestTritonHistoryInPrometheus(t *testing.T) {
 		t.Errorf("Triton's GPU utilisation of the idle GPU: %v", v)
 	}
 	node := testbed.Node(idle.Instance)
-	probe := fmt.Sprintf(`job=%q,instance=%q,node=%q,Hostname=%q,gpu="%d",UUID=%q`, testbed.ProbeJob, testbed.ProbeInstance(idle.Instance), node, node, gpu, testbed.GPUUUID(idle.Instance, gpu))
+	probe := fmt.Sprintf(`job=%q,instance=%q,node=%q,hostname=%q,gpu="%d",UUID=%q`, testbed.ProbeJob, testbed.ProbeInstance(idle.Instance), node, node, gpu, testbed.GPUUUID(idle.Instance, gpu))
 	if v := scalar(t, srv.URL, `DCGM_FI_DEV_GPU_UTIL{`+probe+`,modelName="NVIDIA A100-SXM4-40GB",pod="inference-3",namespace="inference"}`, mid); v != 0 {
 		t.Errorf("dcgm utilisation of the idle GPU: %v%%", v)
 	}

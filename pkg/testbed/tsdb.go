@@ -45,8 +45,10 @@ type TSDBOptions struct {
 	// each serving its own copy of the models on its own port (expo.FleetModel,
 	// expo.FleetInstance), or "fleet-<server>", that server's part of the fleet alone.
 	Profile string
-	// GPUNaming is the naming of the GPU series: inferscope (default, the probe's), dcgm
-	// (dcgm-exporter's, through the probe's dcgm mode) or none.
+	// GPUNaming is the naming of the GPU series: inferscope (default, the probe's); dcgm
+	// (today's dcgm-exporter), dcgm-3, dcgm-4.5 or dcgm-4.9 (those dcgm-exporter versions,
+	// through the probe's dcgm namings), each optionally with the variants +xid-count and
+	// +defaults (see GPUNamingDCGM); or none.
 	GPUNaming string
 	// Days of history ending at DefaultEnd; 0 = DefaultTSDBDays(Profile).
 	Days int

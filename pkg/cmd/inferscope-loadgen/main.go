@@ -13,8 +13,9 @@
 // the brief's custom service), live and in the history alike. The history also holds every
 // node's GPU series as a Prometheus scraping inferscope-probe (job inferscope-probe, instance
 // <node>:9835, node label) stores them, rendered by the probe's own exporter from the same
-// scenario, in the probe's naming or dcgm-exporter's (--gpu-naming; none leaves them out). Live
-// GPU metrics come from the probe itself (inferscope-probe --mock=dgxa100 --mock.instance=…
+// scenario, in the probe's naming or a dcgm-exporter version's (--gpu-naming=dcgm, dcgm-3,
+// dcgm-4.5, dcgm-4.9, with variants +xid-count and +defaults; none leaves them out). Live
+// GPU metrics come from the probe itself (inferscope-probe --mock=dgxa100 --naming=… --mock.instance=…
 // --mock.clock=http://<the loadgen's --listen>), not from the loadgen: the loadgen serves the
 // scenario's GPU truth at /mock/v1/gpus and the mock probe follows it, so the probe does not
 // link the test bed.
@@ -131,7 +132,7 @@ func parseFlags(args []string, stderr io.Writer, now time.Time) (config, error) 
 	fs.StringVar(&profileFlag, "profile", "custom", "metric naming profile: "+fmt.Sprint(expo.ProfileNames())+", or a mixed fleet of them all in one: "+fmt.Sprint(expo.FleetNames()))
 	fs.StringVar(&scenarioFlag, "scenario", "default", "scenario: default")
 	fs.StringVar(&c.job, "job", "inference", "job label written into the history")
-	fs.StringVar(&c.gpuNaming, "gpu-naming", testbed.GPUNamingInferscope, "GPU series in the history: inferscope (the probe's naming), dcgm (dcgm-exporter's) or none")
+	fs.StringVar(&c.gpuNaming, "gpu-naming", testbed.GPUNamingInferscope, "GPU series in the history: inferscope (the probe's naming); dcgm (today's dcgm-exporter, 4.8.3 on), dcgm-3, dcgm-4.5 or dcgm-4.9 (those versions of dcgm-exporter), each optionally +xid-count (with DCGM_EXP_XID_ERRORS_COUNT) and +defaults (only the default counters file's fields); or none")
 	fs.IntVar(&c.gpuDays, "gpu-history-days", 0, "days of GPU history at the end of the history (0 = all of it); GPU history is the slow part")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -60,7 +60,8 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func([]net.
 	webFlags := kingpinflag.AddFlags(app, probe.DefaultListenAddress)
 	metricsPath := app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
 	interval := app.Flag("collect.interval", "How often NVML is read in the background; scrapes serve the last reading.").Default("5s").Duration()
-	naming := app.Flag("naming", "Metric naming: inferscope (inferscope_gpu_*, base units) or dcgm (dcgm-exporter's DCGM_FI_DEV_* names and labels).").Default("inferscope").Enum("inferscope", "dcgm")
+	naming := app.Flag("naming", "Metric naming: inferscope (inferscope_gpu_*, base units); dcgm (today's dcgm-exporter, 4.8.3 on: DCGM_FI_DEV_* names and labels, hostname, pci_bus_id, XID err_code/err_msg); dcgm-3 (dcgm-exporter 3.4: Hostname, no pci_bus_id); dcgm-4.5 (3.5 to 4.8.2: Hostname); dcgm-4.9 (4.9 on: DCGM's base-unit names, DCGM_FI_SYSTEM_DRIVER_VERSION).").Default("inferscope").Enum("inferscope", "dcgm", "dcgm-3", "dcgm-4.5", "dcgm-4.8", "dcgm-4.9")
+	xidCount := app.Flag("dcgm.xid-errors-count", "In the dcgm namings, also export DCGM_EXP_XID_ERRORS_COUNT{xid,window_size_in_ms=\"300000\"}: XID events per code over the last 5 minutes (off by default, as in dcgm-exporter's default counters file).").Bool()
 	mock := app.Flag("mock", "Simulate a system instead of reading NVML: dgxa100 or dgxh100.").Default("").Enum("", mockgpu.DGXA100, mockgpu.DGXH100)
 	mockInstance := app.Flag("mock.instance", "Which test-bed scenario instance the mock plays, e.g. node-b:8000 (default: the clock's first).").Default("").String()
 	mockClockURL := app.Flag("mock.clock", "The scenario clock the mock follows: the address inferscope-loadgen serves on (its --listen), so GPUs and traffic tell one story.").Default("http://127.0.0.1:9400").String()
@@ -69,7 +70,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func([]net.
 	nvmlLibrary := app.Flag("nvml.library", "Path of libnvidia-ml.so.1 (default: the dynamic loader's search path).").Default("").String()
 	procfs := app.Flag("path.procfs", "Host procfs, for attributing GPU processes to containers.").Default("/proc").String()
 	logsPath := app.Flag("path.logs", "Host log directory holding the kubelet's containers/ and pods/ links, for pod and namespace; empty disables.").Default("/var/log").String()
-	hostname := app.Flag("hostname", "Host name reported in the snapshot and in dcgm naming's Hostname label (default: $NODE_NAME, else the system host name).").Default("").String()
+	hostname := app.Flag("hostname", "Host name reported in the snapshot and in the dcgm namings' hostname (Hostname) label (default: $NODE_NAME, else the system host name).").Default("").String()
 	logCfg := &promslog.Config{}
 	promslogflag.AddFlags(app, logCfg)
 
@@ -93,8 +94,9 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func([]net.
 		host = os.Getenv("NODE_NAME")
 	}
 
+	namingValue, _ := promexport.ParseNaming(*naming) // the flag's enum admits only valid namings (and dcgm-4.8, which is dcgm)
 	cfg := probe.Config{
-		Interval: *interval, Naming: promexport.Naming(*naming), Version: version,
+		Interval: *interval, Naming: namingValue, XIDCount: *xidCount, Version: version,
 		MetricsPath: *metricsPath, Logger: logger,
 	}
 	if code := configureGPUs(ctx, &cfg, &host, gpuFlags{

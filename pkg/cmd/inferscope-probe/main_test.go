@@ -128,12 +128,35 @@ func TestDCGMNamingFlag(t *testing.T) {
 	if code != 200 || strings.Count(body, "\nDCGM_FI_DEV_GPU_UTIL{") != 8 {
 		t.Errorf("/gpu-metrics: HTTP %d with %d DCGM_FI_DEV_GPU_UTIL series", code, strings.Count(body, "\nDCGM_FI_DEV_GPU_UTIL{"))
 	}
-	// Without --hostname the mock names the scenario's node.
-	if !strings.Contains(body, `Hostname="node-c"`) {
-		t.Error("dcgm Hostname label is not the scenario node node-c")
+	// Without --hostname the mock names the scenario's node, in today's dcgm-exporter's lower
+	// case hostname label (Hostname before 4.8.3: --naming=dcgm-4.5), with the PCI bus id, the
+	// driver label and the XID field's err_code.
+	for _, want := range []string{`hostname="node-c"`, `pci_bus_id="00000000:`, `DCGM_FI_DRIVER_VERSION="`, `err_code="0"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("dcgm naming lacks %s", want)
+		}
+	}
+	if strings.Contains(body, `Hostname=`) || strings.Contains(body, "DCGM_EXP_XID_ERRORS_COUNT") {
+		t.Error("dcgm naming has the old Hostname label or the window count without --dcgm.xid-errors-count")
 	}
 	if code, _ := httpGet(t, http.DefaultClient, "http://"+r.addr+"/metrics"); code == 200 {
 		t.Error("/metrics still serves metrics with --web.telemetry-path=/gpu-metrics")
+	}
+}
+
+// --naming=dcgm-4.9 writes the base-unit names and the renamed driver label;
+// --dcgm.xid-errors-count adds the window count.
+func TestDCGM49NamingAndXIDCountFlags(t *testing.T) {
+	r := start(t, "--mock=dgxa100", "--mock.instance=node-c:8000", scenarioClock(t, time.Now()), "--naming=dcgm-4.9", "--dcgm.xid-errors-count")
+	code, body := httpGet(t, http.DefaultClient, "http://"+r.addr+"/metrics")
+	for _, want := range []string{"\nDCGM_FI_DEV_GPU_UTIL_RATIO{", "\nDCGM_FI_DEV_FB_CAPACITY_BYTES{", `DCGM_FI_SYSTEM_DRIVER_VERSION="`,
+		"\nDCGM_FI_DEV_XID_ERROR{", `window_size_in_ms="300000"`} {
+		if code != 200 || !strings.Contains(body, want) {
+			t.Errorf("/metrics (HTTP %d) lacks %q", code, want)
+		}
+	}
+	if strings.Contains(body, "\nDCGM_FI_DEV_GPU_UTIL{") {
+		t.Error("dcgm-4.9 writes the old DCGM_FI_DEV_GPU_UTIL")
 	}
 }
 

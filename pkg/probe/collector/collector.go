@@ -85,8 +85,16 @@ type devState struct {
 	uuid  string
 	name  string
 	minor *int
+	bus   string
 	xids  map[uint64]uint64
 	last  *uint64
+	// recent are the XID events of the last snapshot.XIDWindow, oldest first.
+	recent []xidEvent
+}
+
+type xidEvent struct {
+	code uint64
+	at   time.Time
 }
 
 // New makes a collector; call Start to begin.
@@ -248,6 +256,7 @@ func (c *Collector) onEvent(ev gpu.Event) {
 	d.xids[ev.XID]++
 	code := ev.XID
 	d.last = &code
+	d.recent = append(d.recent, xidEvent{code: code, at: c.cfg.Now()})
 	c.log.Warn("XID error", "gpu", ev.Device, "uuid", d.uuid, "xid", ev.XID)
 }
 
@@ -496,6 +505,11 @@ func (c *Collector) readGPU(i int, d *devState, cycle uint64) snapshot.GPU {
 			}
 			return err
 		})
+		r.do("pci bus id", func() error {
+			v, err := h.PCIBusID()
+			d.bus = v
+			return err
+		})
 	}
 	c.fillIdentity(&g, d)
 
@@ -631,7 +645,7 @@ func (c *Collector) processName(pid uint32, cycle uint64) string {
 }
 
 func (c *Collector) fillIdentity(g *snapshot.GPU, d *devState) {
-	g.UUID, g.Name, g.Minor = d.uuid, d.name, d.minor
+	g.UUID, g.Name, g.Minor, g.PCIBusID = d.uuid, d.name, d.minor, d.bus
 }
 
 func (c *Collector) fillXIDs(g *snapshot.GPU, d *devState) {
@@ -644,6 +658,21 @@ func (c *Collector) fillXIDs(g *snapshot.GPU, d *devState) {
 	}
 	if d.last != nil {
 		g.LastXID = ptr(*d.last)
+	}
+	// Forget events older than the window, then count the rest per code.
+	since := c.cfg.Now().Add(-snapshot.XIDWindow)
+	keep := d.recent[:0]
+	for _, e := range d.recent {
+		if e.at.After(since) {
+			keep = append(keep, e)
+		}
+	}
+	d.recent = keep
+	for _, e := range d.recent {
+		if g.RecentXIDs == nil {
+			g.RecentXIDs = map[string]uint64{}
+		}
+		g.RecentXIDs[strconv.FormatUint(e.code, 10)]++
 	}
 }
 

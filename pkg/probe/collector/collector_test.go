@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"regexp"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -460,5 +461,43 @@ func TestHandleErrorIsErrorState(t *testing.T) {
 		case i != 4 && g.State != snapshot.StateUp:
 			t.Errorf("gpu %d: %q", i, g.State)
 		}
+	}
+}
+
+// RecentXIDs counts the last 5 minutes' events per code (DCGM_EXP_XID_ERRORS_COUNT's window)
+// and forgets older ones; the PCI bus id is read with the identity, in NVML's spelling.
+func TestRecentXIDsWindowAndPCIBusID(t *testing.T) {
+	var now atomic.Int64
+	now.Store(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC).UnixNano())
+	sys := newSystem(t, mockgpu.Options{})
+	c := collector.New(collector.Config{
+		Open:     func() (gpu.Library, error) { return nvmlgpu.Open(sys, nvmlgpu.WithEventWait(5*time.Millisecond)) },
+		Interval: time.Hour, Hostname: "node-1", Now: func() time.Time { return time.Unix(0, now.Load()) },
+	})
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	waitFor(t, "event watcher", func() bool { return c.Stats().EventsWatched })
+	sys.InjectXID(3, 43)
+	waitFor(t, "1 XID event", func() bool { return c.Stats().XIDEvents == 1 })
+	now.Add(int64(4 * time.Minute))
+	sys.InjectXID(3, 43)
+	sys.InjectXID(3, 79)
+	waitFor(t, "3 XID events", func() bool { return c.Stats().XIDEvents == 3 })
+	g := c.CollectNow().GPUs[3]
+	if g.RecentXIDs["43"] != 2 || g.RecentXIDs["79"] != 1 {
+		t.Errorf("within the window: %v", g.RecentXIDs)
+	}
+	now.Add(int64(2 * time.Minute)) // the first 43 is now 6 minutes old
+	if g := c.CollectNow().GPUs[3]; g.RecentXIDs["43"] != 1 || g.RecentXIDs["79"] != 1 || g.XIDErrors["43"] != 2 {
+		t.Errorf("after 6 minutes: recent %v, total %v", g.RecentXIDs, g.XIDErrors)
+	}
+	now.Add(int64(10 * time.Minute))
+	if g := c.CollectNow().GPUs[3]; g.RecentXIDs != nil {
+		t.Errorf("after the window: %v", g.RecentXIDs)
+	}
+	if !regexp.MustCompile(`^00000000:[0-9A-F]{2}:00\.0$`).MatchString(g.PCIBusID) {
+		t.Errorf("PCI bus id %q", g.PCIBusID)
 	}
 }

@@ -64,6 +64,8 @@ type Device interface {
 	UUID() (string, error)
 	Name() (string, error)
 	MinorNumber() (int, error)
+	// PCIBusID is the device's PCI bus id as NVML spells it ("00000000:07:00.0").
+	PCIBusID() (string, error)
 	Utilization() (Utilization, error)
 	Memory() (Memory, error)
 	TemperatureCelsius() (uint32, error)

@@ -177,7 +177,7 @@ func UUIDFor(system, instance string, gpu int) string {
 
 func (s *System) fill(i int, d *server.Device) {
 	d.UUID = UUIDFor(s.opts.System, s.opts.Instance, i)
-	d.PciBusID = fmt.Sprintf("0000:%02x:00.0", 0x07+i*0x10)
+	d.PciBusID = fmt.Sprintf("0000:%02x:00.0", busOf(i))
 	memory := memoryModel(d.MemoryInfo.Total)
 	s.fillIdentity(i, d)
 	s.fillResources(i, d, memory)
@@ -226,6 +226,18 @@ func (s *System) fillIdentity(i int, d *server.Device) {
 			return 0, lost
 		}
 		return d.Minor, nvml.SUCCESS
+	}
+	busID := BusIDFor(i)
+	d.GetPciInfoFunc = func() (nvml.PciInfo, nvml.Return) {
+		if _, l := s.state(i); l {
+			return nvml.PciInfo{}, lost
+		}
+		var p nvml.PciInfo
+		for j := 0; j < len(busID) && j < len(p.BusId)-1; j++ {
+			p.BusId[j] = int8(busID[j])
+		}
+		p.PciDeviceId = d.Config.PciDeviceId
+		return p, nvml.SUCCESS
 	}
 	d.GetMigModeFunc = func() (int, int, nvml.Return) {
 		if _, l := s.state(i); l {
@@ -497,3 +509,9 @@ func (es *eventSet) next() (nvml.EventData, bool) {
 func percent(r float64) uint32 { return uint32(math.Round(clamp01(r) * 100)) }
 
 func clamp01(v float64) float64 { return math.Max(0, math.Min(1, v)) }
+
+// BusIDFor is the PCI bus id the mock gives GPU gpu, as NVML's PciInfo.BusId spells it (an
+// 8-digit domain, upper-case hex); the device's legacy PciBusID is the same bus.
+func BusIDFor(gpu int) string { return fmt.Sprintf("00000000:%02X:00.0", busOf(gpu)) }
+
+func busOf(gpu int) int { return 0x07 + gpu*0x10 }

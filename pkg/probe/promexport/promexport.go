@@ -1,8 +1,9 @@
 // Package promexport turns the collector's snapshot into Prometheus metrics, in Inferscope
-// naming (inferscope_gpu_*, base units in names) or in dcgm-exporter's naming
-// (DCGM_FI_DEV_*, native units, labels gpu, UUID, device, modelName, Hostname) so existing
-// dashboards keep working. Metrics are built once per snapshot and reused by every scrape
-// until the next collection; only the snapshot age is computed per scrape.
+// naming (inferscope_gpu_*, base units in names) or in the naming of a dcgm-exporter version
+// (names, units and labels from pkg/gpufields: DCGM_FI_DEV_* with labels gpu, UUID,
+// pci_bus_id, device, modelName, hostname and the driver label, err_code/err_msg on the XID
+// field) so existing dashboards keep working. Metrics are built once per snapshot and reused by
+// every scrape until the next collection; only the snapshot age is computed per scrape.
 package promexport
 
 import (
@@ -16,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/inferscope/inferscope/pkg/gpufields"
 	"github.com/inferscope/inferscope/pkg/probe/collector"
 	"github.com/inferscope/inferscope/pkg/probe/snapshot"
 )
@@ -23,18 +25,50 @@ import (
 // Naming selects the metric naming scheme.
 type Naming string
 
+// Namings. The dcgm ones follow a dcgm-exporter version (gpufields.Version): its metric names,
+// units and labels, with the fields of its default counters file and those a counters file
+// may enable that the probe measures (FB_TOTAL, ECC, clock-event reasons, power limit,
+// retired pages).
 const (
 	NamingInferscope Naming = "inferscope"
-	NamingDCGM       Naming = "dcgm"
+	// NamingDCGM is today's dcgm-exporter, 4.8.3 to 4.8.x (release tag 4.6.0-4.8.3 on): hostname,
+	// pci_bus_id, DCGM_FI_DRIVER_VERSION, DCGM_FI_DEV_CLOCKS_EVENT_REASONS.
+	NamingDCGM Naming = "dcgm"
+	// NamingDCGM3 is dcgm-exporter 3.4.2 to 3.4.x: Hostname, no pci_bus_id, PCIe in KB/s,
+	// DCGM_FI_DEV_CLOCK_THROTTLE_REASONS.
+	NamingDCGM3 Naming = "dcgm-3"
+	// NamingDCGM45 is dcgm-exporter 3.5 to 4.8.2: as dcgm with Hostname and
+	// DCGM_FI_DEV_CLOCK_THROTTLE_REASONS.
+	NamingDCGM45 Naming = "dcgm-4.5"
+	// NamingDCGM49 is dcgm-exporter 4.9 and later: DCGM's base-unit names (ratios, bytes, Hz),
+	// DCGM_FI_DEV_FB_CAPACITY_BYTES, the driver label DCGM_FI_SYSTEM_DRIVER_VERSION.
+	NamingDCGM49 Naming = "dcgm-4.9"
 )
 
-// ParseNaming validates a --naming value.
+// Namings lists the namings, the dcgm ones oldest first after dcgm.
+var Namings = []Naming{NamingInferscope, NamingDCGM, NamingDCGM3, NamingDCGM45, NamingDCGM49}
+
+var dcgmVersions = map[Naming]gpufields.Version{
+	NamingDCGM: gpufields.DCGM48, NamingDCGM3: gpufields.DCGM3, NamingDCGM45: gpufields.DCGM45, NamingDCGM49: gpufields.DCGM49,
+}
+
+// DCGMVersion is the dcgm-exporter version a naming follows; false for inferscope.
+func (n Naming) DCGMVersion() (gpufields.Version, bool) {
+	v, ok := dcgmVersions[n]
+	return v, ok
+}
+
+// ParseNaming validates a --naming value (dcgm-4.8 is dcgm).
 func ParseNaming(s string) (Naming, error) {
-	switch Naming(s) {
-	case NamingInferscope, NamingDCGM:
-		return Naming(s), nil
+	if s == "dcgm-4.8" {
+		return NamingDCGM, nil
 	}
-	return "", fmt.Errorf("unknown naming %q: use inferscope or dcgm", s)
+	for _, n := range Namings {
+		if Naming(s) == n {
+			return n, nil
+		}
+	}
+	return "", fmt.Errorf("unknown naming %q: use inferscope, dcgm, dcgm-3, dcgm-4.5 or dcgm-4.9", s)
 }
 
 // Source is what the exporter reads.
@@ -45,9 +79,13 @@ type Source interface {
 
 // Options configures an Exporter.
 type Options struct {
-	Naming  Naming
-	Version string
-	Now     func() time.Time
+	Naming Naming
+	// XIDCount adds dcgm-exporter's DCGM_EXP_XID_ERRORS_COUNT (XID events per code over the
+	// last 5 minutes, label window_size_in_ms="300000") in the dcgm namings; off by default,
+	// as in dcgm-exporter's default counters file.
+	XIDCount bool
+	Version  string
+	Now      func() time.Time
 }
 
 // Exporter is a prometheus.Collector of the snapshot's metrics. Metrics are built once per
@@ -204,6 +242,8 @@ func (e *Exporter) metricsFor(s *snapshot.Snapshot) []prometheus.Metric {
 	defer e.mu.Unlock()
 	if e.built != s {
 		b := builder{e: e, s: s, out: make([]prometheus.Metric, 0, len(e.cached))}
+		b.ver, b.isDCGM = e.opts.Naming.DCGMVersion()
+		b.lbl = gpufields.Labels(b.ver)
 		b.build()
 		e.built, e.cached = s, b.out
 	}
@@ -222,15 +262,21 @@ func (e *Exporter) desc(name, help string, labels []string) *prometheus.Desc {
 
 // builder renders one snapshot.
 type builder struct {
-	e   *Exporter
-	s   *snapshot.Snapshot
-	out []prometheus.Metric
+	e      *Exporter
+	s      *snapshot.Snapshot
+	out    []prometheus.Metric
+	ver    gpufields.Version
+	isDCGM bool
+	lbl    gpufields.VersionLabels
 	// per GPU
 	names  []string
 	values []string
+	// identity is how many of the GPU labels name the GPU (the rest, in dcgm namings, are the
+	// sole owner's container, namespace and pod).
+	identity int
 }
 
-func (b *builder) dcgm() bool { return b.e.opts.Naming == NamingDCGM }
+func (b *builder) dcgm() bool { return b.isDCGM }
 
 func (b *builder) emit(name, help string, t prometheus.ValueType, v float64, extraNames, extraValues []string) {
 	names, values := b.names, b.values
@@ -245,19 +291,30 @@ func (b *builder) gauge(name, help string, v float64) {
 	b.emit(name, help, prometheus.GaugeValue, v, nil, nil)
 }
 
-// metric emits a reading in the mode's naming: ours in base units, or dcgm's scaled by
-// dcgmScale into its native unit. An empty dcgmName keeps our name in dcgm mode too.
-// DCGM names are typed gauge: their names lack the _total suffix Prometheus requires of
-// counters, and queries do not depend on the type.
-func (b *builder) metric(name, dcgmName, help string, t prometheus.ValueType, v, dcgmScale float64) {
-	if b.dcgm() && dcgmName != "" {
-		b.emit(dcgmName, help, prometheus.GaugeValue, v*dcgmScale, nil, nil)
+// metric emits a reading (v in the signal's base unit) in the mode's naming: ours, or the
+// dcgm-exporter version's name for the signal (gpufields), divided by the name's scale into
+// its unit. A signal the version has no name for is left out in dcgm namings.
+func (b *builder) metric(name string, sig gpufields.Signal, help string, t prometheus.ValueType, v float64) {
+	if b.dcgm() {
+		b.dcgmMetric(sig, help, v, nil, nil)
 		return
 	}
 	b.emit(name, help, t, v, nil, nil)
 }
 
-const mib = 1.0 / (1 << 20)
+// dcgmMetric emits the version's name of sig, typed as dcgm-exporter's counters file types it
+// (counter for cumulative counts, gauge otherwise).
+func (b *builder) dcgmMetric(sig gpufields.Signal, help string, v float64, extraNames, extraValues []string) {
+	n, ok := gpufields.DCGMName(sig, b.ver)
+	if !ok {
+		return
+	}
+	t := prometheus.GaugeValue
+	if n.Shape == gpufields.Counter {
+		t = prometheus.CounterValue
+	}
+	b.emit(n.Metric, help, t, v/n.Scale, extraNames, extraValues)
+}
 
 func (b *builder) build() {
 	s := b.s
@@ -285,8 +342,16 @@ func (b *builder) gpuLabels(g *snapshot.GPU) {
 		device = "nvidia" + strconv.Itoa(*g.Minor)
 	}
 	pod, ns, ctr := soleOwner(g.Processes)
-	b.names = []string{"gpu", "UUID", "device", "modelName", "Hostname", "container", "namespace", "pod"}
-	b.values = []string{idx, g.UUID, device, g.Name, b.s.Hostname, ctr, ns, pod}
+	l := b.lbl
+	b.names, b.values = []string{l.GPU, l.UUID}, []string{idx, g.UUID}
+	if l.PCIBusID != "" {
+		b.names, b.values = append(b.names, l.PCIBusID), append(b.values, g.PCIBusID)
+	}
+	b.names = append(b.names, l.Device, l.ModelName, l.Node, l.Driver)
+	b.values = append(b.values, device, g.Name, b.s.Hostname, b.s.DriverVersion)
+	b.identity = len(b.names)
+	b.names = append(b.names, l.Container, l.Namespace, l.Pod)
+	b.values = append(b.values, ctr, ns, pod)
 }
 
 // soleOwner returns the pod that owns all of a GPU's processes, as dcgm-exporter labels a
@@ -317,46 +382,16 @@ func (b *builder) gpu(g *snapshot.GPU) {
 		return
 	}
 
-	if v := g.UtilRatio; v != nil {
-		b.metric("inferscope_gpu_utilization_ratio", "DCGM_FI_DEV_GPU_UTIL", "Fraction of time a kernel was running on the GPU.", prometheus.GaugeValue, *v, 100)
-	}
-	if v := g.MemBandwidthRatio; v != nil {
-		b.metric("inferscope_gpu_memory_bandwidth_utilization_ratio", "DCGM_FI_DEV_MEM_COPY_UTIL", "Fraction of time device memory was being read or written.", prometheus.GaugeValue, *v, 100)
-	}
-	b.memory(g.MemUsedBytes, g.MemTotalBytes, g.MemReservedBytes)
-	if v := g.TemperatureCelsius; v != nil {
-		b.metric("inferscope_gpu_temperature_celsius", "DCGM_FI_DEV_GPU_TEMP", "GPU temperature.", prometheus.GaugeValue, *v, 1)
-	}
-	if v := g.PowerWatts; v != nil {
-		b.metric("inferscope_gpu_power_watts", "DCGM_FI_DEV_POWER_USAGE", "Power draw.", prometheus.GaugeValue, *v, 1)
-	}
-	if v := g.PowerLimitWatts; v != nil {
-		b.metric("inferscope_gpu_power_limit_watts", "DCGM_FI_DEV_POWER_MGMT_LIMIT", "Enforced power limit.", prometheus.GaugeValue, *v, 1)
-	}
-	if v := g.SMClockMHz; v != nil {
-		b.metric("inferscope_gpu_sm_clock_hertz", "DCGM_FI_DEV_SM_CLOCK", "SM clock frequency.", prometheus.GaugeValue, float64(*v)*1e6, 1e-6)
-	}
-	if v := g.MemClockMHz; v != nil {
-		b.metric("inferscope_gpu_memory_clock_hertz", "DCGM_FI_DEV_MEM_CLOCK", "Memory clock frequency.", prometheus.GaugeValue, float64(*v)*1e6, 1e-6)
-	}
-	if g.ThrottleReasonsMask != nil {
-		mask := *g.ThrottleReasonsMask
-		if b.dcgm() {
-			b.gauge("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "Clock-event (throttle) reasons bitmask.", float64(mask))
-		}
-		for _, r := range snapshot.ThrottleReasonNames {
-			b.emit("inferscope_gpu_clock_event_reason_active", "1 while the clock-event (throttle) reason holds clocks down.",
-				prometheus.GaugeValue, boolValue(mask&r.Bit != 0), []string{"reason"}, []string{r.Name})
-		}
-	}
+	b.resources(g)
+	b.throttle(g)
 	if v := g.PCIeRxBytesPerSecond; v != nil {
-		b.metric("inferscope_gpu_pcie_rx_bytes_per_second", "DCGM_FI_DEV_PCIE_RX_THROUGHPUT", "PCIe receive throughput (NVML ~20 ms sample).", prometheus.GaugeValue, *v, 1.0/1024)
+		b.metric("inferscope_gpu_pcie_rx_bytes_per_second", gpufields.PCIeRX, "PCIe receive throughput (NVML ~20 ms sample).", prometheus.GaugeValue, *v)
 	}
 	if v := g.PCIeTxBytesPerSecond; v != nil {
-		b.metric("inferscope_gpu_pcie_tx_bytes_per_second", "DCGM_FI_DEV_PCIE_TX_THROUGHPUT", "PCIe transmit throughput (NVML ~20 ms sample).", prometheus.GaugeValue, *v, 1.0/1024)
+		b.metric("inferscope_gpu_pcie_tx_bytes_per_second", gpufields.PCIeTX, "PCIe transmit throughput (NVML ~20 ms sample).", prometheus.GaugeValue, *v)
 	}
 	if v := g.PCIeReplays; v != nil {
-		b.metric("inferscope_gpu_pcie_replays_total", "DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "PCIe replays (retries).", prometheus.CounterValue, float64(*v), 1)
+		b.metric("inferscope_gpu_pcie_replays_total", gpufields.PCIeReplays, "PCIe replays (retries).", prometheus.CounterValue, float64(*v))
 	}
 	b.ecc(g)
 	b.retirement(g)
@@ -371,22 +406,65 @@ func (b *builder) gpu(g *snapshot.GPU) {
 	}
 }
 
+// resources are the utilisation, memory, temperature, power and clock readings.
+func (b *builder) resources(g *snapshot.GPU) {
+	if v := g.UtilRatio; v != nil {
+		b.metric("inferscope_gpu_utilization_ratio", gpufields.Util, "Fraction of time a kernel was running on the GPU.", prometheus.GaugeValue, *v)
+	}
+	if v := g.MemBandwidthRatio; v != nil {
+		b.metric("inferscope_gpu_memory_bandwidth_utilization_ratio", gpufields.MemCopyUtil, "Fraction of time device memory was being read or written.", prometheus.GaugeValue, *v)
+	}
+	b.memory(g.MemUsedBytes, g.MemTotalBytes, g.MemReservedBytes)
+	if v := g.TemperatureCelsius; v != nil {
+		b.metric("inferscope_gpu_temperature_celsius", gpufields.Temperature, "GPU temperature.", prometheus.GaugeValue, *v)
+	}
+	if v := g.PowerWatts; v != nil {
+		b.metric("inferscope_gpu_power_watts", gpufields.Power, "Power draw.", prometheus.GaugeValue, *v)
+	}
+	if v := g.PowerLimitWatts; v != nil {
+		b.metric("inferscope_gpu_power_limit_watts", gpufields.PowerLimit, "Enforced power limit.", prometheus.GaugeValue, *v)
+	}
+	if v := g.SMClockMHz; v != nil {
+		b.metric("inferscope_gpu_sm_clock_hertz", gpufields.SMClock, "SM clock frequency.", prometheus.GaugeValue, float64(*v)*1e6)
+	}
+	if v := g.MemClockMHz; v != nil {
+		b.metric("inferscope_gpu_memory_clock_hertz", gpufields.MemClock, "Memory clock frequency.", prometheus.GaugeValue, float64(*v)*1e6)
+	}
+}
+
+// throttle is the clock-event reasons: one 0/1 series per reason, and in dcgm namings the
+// bitmask under the version's name (DCGM_FI_DEV_CLOCKS_EVENT_REASONS, or the deprecated
+// DCGM_FI_DEV_CLOCK_THROTTLE_REASONS before 4.8).
+func (b *builder) throttle(g *snapshot.GPU) {
+	if g.ThrottleReasonsMask == nil {
+		return
+	}
+	mask := *g.ThrottleReasonsMask
+	if b.dcgm() {
+		b.dcgmMetric(gpufields.ClockEvents, "Clock-event (throttle) reasons bitmask.", float64(mask), nil, nil)
+	}
+	for _, r := range snapshot.ThrottleReasonNames {
+		b.emit("inferscope_gpu_clock_event_reason_active", "1 while the clock-event (throttle) reason holds clocks down.",
+			prometheus.GaugeValue, boolValue(mask&r.Bit != 0), []string{"reason"}, []string{r.Name})
+	}
+}
+
 func (b *builder) memory(used, total, reserved *uint64) {
 	if used != nil {
-		b.metric("inferscope_gpu_memory_used_bytes", "DCGM_FI_DEV_FB_USED", "Device memory used.", prometheus.GaugeValue, float64(*used), mib)
+		b.metric("inferscope_gpu_memory_used_bytes", gpufields.MemUsed, "Device memory used.", prometheus.GaugeValue, float64(*used))
 	}
 	if total != nil {
-		b.metric("inferscope_gpu_memory_total_bytes", "DCGM_FI_DEV_FB_TOTAL", "Device memory total.", prometheus.GaugeValue, float64(*total), mib)
+		b.metric("inferscope_gpu_memory_total_bytes", gpufields.MemTotal, "Device memory total.", prometheus.GaugeValue, float64(*total))
 	}
 	if reserved != nil {
-		b.metric("inferscope_gpu_memory_reserved_bytes", "DCGM_FI_DEV_FB_RESERVED", "Device memory reserved by the driver.", prometheus.GaugeValue, float64(*reserved), mib)
+		b.metric("inferscope_gpu_memory_reserved_bytes", gpufields.MemReserved, "Device memory reserved by the driver.", prometheus.GaugeValue, float64(*reserved))
 	}
 	if b.dcgm() && used != nil && total != nil {
 		free := float64(*total) - float64(*used)
 		if reserved != nil {
 			free -= float64(*reserved)
 		}
-		b.gauge("DCGM_FI_DEV_FB_FREE", "Device memory free.", max(free, 0)*mib)
+		b.dcgmMetric(gpufields.MemFree, "Device memory free.", max(free, 0), nil, nil)
 	}
 }
 
@@ -394,10 +472,10 @@ func (b *builder) ecc(g *snapshot.GPU) {
 	const help = "Volatile ECC errors since the driver loaded."
 	if b.dcgm() {
 		if v := g.ECCCorrected; v != nil {
-			b.gauge("DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "Single-bit (corrected) volatile ECC errors.", float64(*v))
+			b.dcgmMetric(gpufields.ECCCorrected, "Single-bit (corrected) volatile ECC errors.", float64(*v), nil, nil)
 		}
 		if v := g.ECCUncorrected; v != nil {
-			b.gauge("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "Double-bit (uncorrected) volatile ECC errors.", float64(*v))
+			b.dcgmMetric(gpufields.ECCErrors, "Double-bit (uncorrected) volatile ECC errors.", float64(*v), nil, nil)
 		}
 		return
 	}
@@ -411,24 +489,23 @@ func (b *builder) ecc(g *snapshot.GPU) {
 
 func (b *builder) retirement(g *snapshot.GPU) {
 	if b.dcgm() {
-		opt := func(name, help string, v *uint64) {
+		count := func(sig gpufields.Signal, help string, v *uint64) {
 			if v != nil {
-				b.gauge(name, help, float64(*v))
+				b.dcgmMetric(sig, help, float64(*v), nil, nil)
 			}
 		}
-		opt("DCGM_FI_DEV_RETIRED_SBE", "Pages retired for multiple single-bit errors.", g.RetiredPagesSingleBit)
-		opt("DCGM_FI_DEV_RETIRED_DBE", "Pages retired for double-bit errors.", g.RetiredPagesDoubleBit)
-		opt("DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "Rows remapped for correctable errors.", g.RemappedRowsCorrectable)
-		opt("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "Rows remapped for uncorrectable errors.", g.RemappedRowsUncorrectable)
-		if v := g.RetiredPagesPending; v != nil {
-			b.gauge("DCGM_FI_DEV_RETIRED_PENDING", "1 when a page retirement awaits a reboot.", boolValue(*v))
+		flag := func(sig gpufields.Signal, help string, v *bool) {
+			if v != nil {
+				b.dcgmMetric(sig, help, boolValue(*v), nil, nil)
+			}
 		}
-		if v := g.RowRemapPending; v != nil {
-			b.gauge("DCGM_FI_DEV_ROW_REMAP_PENDING", "1 when a row remapping awaits a GPU reset.", boolValue(*v))
-		}
-		if v := g.RowRemapFailure; v != nil {
-			b.gauge("DCGM_FI_DEV_ROW_REMAP_FAILURE", "1 when row remapping has failed.", boolValue(*v))
-		}
+		count(gpufields.RetiredSBE, "Pages retired for multiple single-bit errors.", g.RetiredPagesSingleBit)
+		count(gpufields.RetiredDBE, "Pages retired for double-bit errors.", g.RetiredPagesDoubleBit)
+		count(gpufields.RemappedCorrectable, "Rows remapped for correctable errors.", g.RemappedRowsCorrectable)
+		count(gpufields.RemappedUncorrectable, "Rows remapped for uncorrectable errors.", g.RemappedRowsUncorrectable)
+		flag(gpufields.RetiredPending, "1 when a page retirement awaits a reboot.", g.RetiredPagesPending)
+		flag(gpufields.RowRemapPending, "1 when a row remapping awaits a GPU reset.", g.RowRemapPending)
+		flag(gpufields.RowRemapFailure, "1 when row remapping has failed.", g.RowRemapFailure)
 		return
 	}
 	const pagesHelp = "Retired device memory pages, by cause."
@@ -467,11 +544,42 @@ func (b *builder) xids(g *snapshot.GPU) {
 			float64(g.XIDErrors[code]), []string{"xid"}, []string{code})
 	}
 	if b.dcgm() {
-		last := 0.0
-		if g.LastXID != nil {
-			last = float64(*g.LastXID)
-		}
-		b.gauge("DCGM_FI_DEV_XID_ERRORS", "Value of the last XID error encountered (0: none since the probe started).", last)
+		b.dcgmXIDs(g)
+	}
+}
+
+// dcgmXIDs writes the XID field as dcgm-exporter does: the last XID's value, labelled with
+// its code and meaning (err_code "0", "No Error" before the first), so each new code starts
+// a new series; and, with Options.XIDCount, DCGM_EXP_XID_ERRORS_COUNT: events per code over
+// the last 5 minutes, one series per code seen in the window, or one unlabelled 0 when none.
+func (b *builder) dcgmXIDs(g *snapshot.GPU) {
+	var last uint64
+	if g.LastXID != nil {
+		last = *g.LastXID
+	}
+	b.dcgmMetric(gpufields.XID, "Value of the last XID error encountered.", float64(last),
+		[]string{b.lbl.XIDCode, b.lbl.XIDMessage}, []string{strconv.FormatUint(last, 10), gpufields.XIDMessage(last)})
+	if !b.e.opts.XIDCount {
+		return
+	}
+	n, ok := gpufields.Of(gpufields.XID).DCGMShape(b.ver, gpufields.WindowCount)
+	if !ok {
+		return
+	}
+	const help = "Count of XID errors within the user-specified time window (see xid-count-window-size flag)."
+	window := strconv.Itoa(int(snapshot.XIDWindow / time.Millisecond))
+	if len(g.RecentXIDs) == 0 {
+		b.emit(n.Metric, help, prometheus.GaugeValue, 0, []string{gpufields.WindowLabel}, []string{window})
+		return
+	}
+	codes := make([]string, 0, len(g.RecentXIDs))
+	for code := range g.RecentXIDs {
+		codes = append(codes, code)
+	}
+	sort.Strings(codes)
+	for _, code := range codes {
+		b.emit(n.Metric, help, prometheus.GaugeValue, float64(g.RecentXIDs[code]),
+			[]string{gpufields.WindowLabel, b.lbl.XID}, []string{window, code})
 	}
 }
 
@@ -495,7 +603,7 @@ func (b *builder) processes(ps []snapshot.Process, migNames, migValues []string)
 	if b.dcgm() {
 		// dcgm mode's GPU labels already hold container/namespace/pod (for a sole owner);
 		// per-process series use their own owner instead.
-		b.names, b.values = b.names[:5], b.values[:5]
+		b.names, b.values = b.names[:b.identity], b.values[:b.identity]
 	}
 	names := append(append([]string{}, migNames...), "process", "container", "pod", "namespace")
 	for _, k := range order {
@@ -516,7 +624,7 @@ func (b *builder) mig(g *snapshot.GPU, m *snapshot.MIGDevice) {
 	}
 	var names, values []string
 	if b.dcgm() {
-		names, values = []string{"GPU_I_ID", "GPU_I_PROFILE"}, []string{gi, m.Profile}
+		names, values = []string{b.lbl.GPUInstanceID, b.lbl.GPUInstanceProfile}, []string{gi, m.Profile}
 	} else {
 		names, values = []string{"gpu_instance", "compute_instance", "mig_profile"}, []string{gi, ci, m.Profile}
 	}
@@ -524,7 +632,7 @@ func (b *builder) mig(g *snapshot.GPU, m *snapshot.MIGDevice) {
 	b.names = append(append([]string{}, saved...), names...)
 	b.values = append(append([]string{}, savedValues...), values...)
 	if v := m.UtilRatio; v != nil {
-		b.metric("inferscope_gpu_utilization_ratio", "DCGM_FI_DEV_GPU_UTIL", "Fraction of time a kernel was running on the GPU.", prometheus.GaugeValue, *v, 100)
+		b.metric("inferscope_gpu_utilization_ratio", gpufields.Util, "Fraction of time a kernel was running on the GPU.", prometheus.GaugeValue, *v)
 	}
 	b.memory(m.MemUsedBytes, m.MemTotalBytes, m.MemReservedBytes)
 	b.names, b.values = saved, savedValues

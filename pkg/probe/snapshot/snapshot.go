@@ -37,15 +37,21 @@ type NVMLStatus struct {
 	Error string `json:"error"`
 }
 
+// XIDWindow is the window RecentXIDs counts over: dcgm-exporter's default
+// --xid-count-window-size (gpufields.DefaultWindow).
+const XIDWindow = 5 * time.Minute
+
 // GPU is one physical GPU.
 type GPU struct {
 	Index int    `json:"index"`
 	UUID  string `json:"uuid"`
 	Name  string `json:"name"`
 	// Minor is the /dev/nvidiaN number; nil when unknown.
-	Minor *int   `json:"minor"`
-	State string `json:"state"`
-	Error string `json:"error"`
+	Minor *int `json:"minor"`
+	// PCIBusID is NVML's PCI bus id ("00000000:07:00.0"); empty when unknown.
+	PCIBusID string `json:"pciBusId,omitempty"`
+	State    string `json:"state"`
+	Error    string `json:"error"`
 
 	UtilRatio         *float64 `json:"utilRatio"`
 	MemUsedBytes      *uint64  `json:"memUsedBytes"`
@@ -87,6 +93,9 @@ type GPU struct {
 	XIDErrors map[string]uint64 `json:"xidErrors"`
 	// LastXID is the most recent XID code seen, nil before the first one.
 	LastXID *uint64 `json:"lastXid"`
+	// RecentXIDs counts XID events per code over the last XIDWindow before CollectedAt (key:
+	// decimal code), as dcgm-exporter's DCGM_EXP_XID_ERRORS_COUNT does; nil when none.
+	RecentXIDs map[string]uint64 `json:"recentXids,omitempty"`
 
 	Processes []Process `json:"processes"`
 

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -216,4 +217,40 @@ func tail(b []byte, n int) []byte {
 		return b[len(b)-n:]
 	}
 	return b
+}
+
+// CheckMetrics runs promtool check metrics on an exposition. A parse error (or promtool
+// missing, see RequireBinary) fails the test; the linter's findings are returned, one a line.
+func CheckMetrics(t testing.TB, exposition []byte) []string {
+	t.Helper()
+	promtool := RequireBinary(t, "promtool")
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = bytes.NewReader(exposition)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	// promtool exits 3 when the exposition parses but the linter has findings.
+	if err != nil && (!errors.As(err, &exit) || exit.ExitCode() != 3) {
+		t.Fatalf("promtool check metrics: %v\n%s", err, out)
+	}
+	var findings []string
+	for _, line := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {
+		if len(line) > 0 {
+			findings = append(findings, string(line))
+		}
+	}
+	if err == nil && len(findings) > 0 {
+		t.Fatalf("promtool check metrics exited 0 with output:\n%s", out)
+	}
+	return findings
+}
+
+// DCGMCompatible reports whether a promtool finding is one that dcgm-exporter's own output
+// causes, so an exposition in its names has it too: camelCase labels (UUID, modelName,
+// Hostname, GPU_I_ID), counters named without _total (its counters file types
+// DCGM_FI_DEV_PCIE_REPLAY_COUNTER, the ECC and remapped-row fields as counters), and
+// "COUNTER" in a name.
+func DCGMCompatible(finding string) bool {
+	return strings.HasSuffix(finding, "label names should be written in 'snake_case' not 'camelCase'") ||
+		(strings.HasPrefix(finding, "DCGM_") && strings.HasSuffix(finding, `counter metrics should have "_total" suffix`)) ||
+		strings.HasSuffix(finding, "metric name should not include type 'counter'")
 }

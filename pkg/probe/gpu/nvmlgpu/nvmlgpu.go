@@ -37,6 +37,7 @@ var (
 	symUUID              = []string{"nvmlDeviceGetUUID"}
 	symName              = []string{"nvmlDeviceGetName"}
 	symMinor             = []string{"nvmlDeviceGetMinorNumber"}
+	symPCIInfo           = []string{"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2", "nvmlDeviceGetPciInfo"}
 	symUtilization       = []string{"nvmlDeviceGetUtilizationRates"}
 	symMemoryV2          = []string{"nvmlDeviceGetMemoryInfo_v2"}
 	symMemoryV1          = []string{"nvmlDeviceGetMemoryInfo"}
@@ -72,7 +73,7 @@ func Symbols() []string {
 var allSymbols = [][]string{
 	symDriverVersion, symCUDAVersion, symDeviceCount, symHandleByIndex, symProcessName, symShutdown,
 	symEventSetCreate, symEventSetWait, symEventSetFree, symRegisterEvents, symSupportedEvents,
-	symUUID, symName, symMinor, symUtilization, symMemoryV2, symMemoryV1, symTemperature, symPower,
+	symUUID, symName, symMinor, symPCIInfo, symUtilization, symMemoryV2, symMemoryV1, symTemperature, symPower,
 	symPowerLimit, symClock, symClockEvents, symThrottleReasons, symPCIeThroughput, symPCIeReplay,
 	symECC, symRetiredPages, symRetiredPending, symRemappedRows, symProcesses, symMIGMode, symMaxMIG,
 	symMIGHandle, symGPUInstanceID, symComputeInstanceID,
@@ -349,6 +350,29 @@ func (d *device) MinorNumber() (int, error) {
 	}
 	v, ret := d.h.GetMinorNumber()
 	return v, result(symMinor, ret)
+}
+
+func (d *device) PCIBusID() (string, error) {
+	if err := d.l.guard(symPCIInfo); err != nil {
+		return "", err
+	}
+	p, ret := d.h.GetPciInfo()
+	if err := result(symPCIInfo, ret); err != nil {
+		return "", err
+	}
+	return cString(p.BusId[:]), nil
+}
+
+// cString reads a NUL-terminated C char array.
+func cString(b []int8) string {
+	out := make([]byte, 0, len(b))
+	for _, c := range b {
+		if c == 0 {
+			break
+		}
+		out = append(out, byte(c))
+	}
+	return string(out)
 }
 
 func (d *device) Utilization() (gpu.Utilization, error) {

@@ -44,6 +44,9 @@ func (d *Datasource) detectProfile(ctx context.Context) ProfileStatus {
 		if len(st.Servers) == 0 {
 			st.Warning = fmt.Sprintf("the %s profile is set but Prometheus has none of its metrics (missing: %s): its panels will be empty; choose auto or the profile of your server",
 				e.Profile.Name, strings.Join(e.Profile.MissingSignature(e.Present), ", "))
+			if e.Profile.Enable != "" {
+				st.Warning += fmt.Sprintf("; %s serves them only with %s", e.Profile.Title, e.Profile.Enable)
+			}
 		}
 		st.Reason = e.Fleet.Assignment().Summary()
 		return st

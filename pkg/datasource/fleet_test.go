@@ -33,7 +33,7 @@ func fleetContext(t *testing.T, naming string, jsonData map[string]any) (*plugin
 	return plugintest.PluginContext(PluginID, settings), s
 }
 
-// TestFleetOverGRPC: the plugin, on one Prometheus holding the five servers, names every server
+// TestFleetOverGRPC: the plugin, on one Prometheus holding the six servers, names every server
 // in its health check, lists every model with its server, and answers a model of each server
 // exactly as a data source on that server alone does (frames compared as JSON); a query over
 // models of two servers labels each series with its server.
@@ -49,7 +49,7 @@ func TestFleetOverGRPC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.Status != backend.HealthStatusOk || !strings.Contains(h.Message, "a profile per model: servers found: custom (2 models), vllm (2 models), triton (2 models), torchserve (2 models), tgi (2 models)") {
+	if h.Status != backend.HealthStatusOk || !strings.Contains(h.Message, "a profile per model: servers found: custom (2 models), vllm (2 models), triton (2 models), torchserve (2 models), tgi (2 models), sglang (2 models)") {
 		t.Errorf("health %v %q", h.Status, h.Message)
 	}
 	// Forcing a profile the fleet lacks... every profile is there; the absent-profile warning is
@@ -60,7 +60,7 @@ func TestFleetOverGRPC(t *testing.T) {
 	if err := json.Unmarshal(body, &vars); status != 200 || err != nil {
 		t.Fatalf("variables %d %s", status, body)
 	}
-	if len(vars.Values) != 10 || len(vars.Options) != 10 {
+	if n := 2 * len(expo.FleetServers); len(vars.Values) != n || len(vars.Options) != n {
 		t.Errorf("model variable: %+v", vars)
 	}
 	for _, o := range vars.Options {
@@ -71,7 +71,7 @@ func TestFleetOverGRPC(t *testing.T) {
 
 	surge, _ := s.Incident(testbed.QueueSurge)
 	from, to := surge.Start.Add(-20*time.Minute), surge.End.Add(10*time.Minute)
-	for _, server := range []string{"vllm", "triton"} {
+	for _, server := range []string{"vllm", "triton", "sglang"} {
 		alone, _ := fleetContext(t, expo.FleetPart(server), fleetSettings)
 		m := expo.FleetModel(server, "recsys-ranker")
 		var queries []backend.DataQuery

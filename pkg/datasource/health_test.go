@@ -89,11 +89,11 @@ func TestHealthSettingsErrors(t *testing.T) {
 	wantHealth(t, "probe", newTestDS(t, instanceSettings(t, "http://127.0.0.1:9", map[string]any{"probeUrls": []string{"gpu-node-1:9835"}}, nil)), backend.HealthStatusError,
 		`probe URL "gpu-node-1:9835" is malformed: it must start with http:// or https://`)
 	wantHealth(t, "profile", newTestDS(t, instanceSettings(t, "http://127.0.0.1:9", map[string]any{"profile": "onnx"}, nil)), backend.HealthStatusError,
-		`profile "onnx" is unknown: use one of auto, custom, vllm, triton, torchserve, tgi`)
+		`profile "onnx" is unknown: use one of auto, custom, vllm, triton, torchserve, tgi, sglang`)
 	wantHealth(t, "label", newTestDS(t, instanceSettings(t, "http://127.0.0.1:9", map[string]any{"modelLabel": "model-name"}, nil)), backend.HealthStatusError,
 		`modelLabel "model-name" is not a Prometheus label name (letters, digits and _, not starting with a digit)`)
 	wantHealth(t, "profile labels' profile", newTestDS(t, instanceSettings(t, "http://127.0.0.1:9", map[string]any{"profileLabels": map[string]any{"onnx": map[string]any{"modelLabel": "m"}}}, nil)), backend.HealthStatusError,
-		`profileLabels names profile "onnx", which is unknown: use one of custom, vllm, triton, torchserve, tgi`)
+		`profileLabels names profile "onnx", which is unknown: use one of custom, vllm, triton, torchserve, tgi, sglang`)
 	wantHealth(t, "profile label", newTestDS(t, instanceSettings(t, "http://127.0.0.1:9", map[string]any{"profileLabels": map[string]any{"tgi": map[string]any{"modelLabel": "model-name"}}}, nil)), backend.HealthStatusError,
 		`profileLabels.tgi.modelLabel "model-name" is not a Prometheus label name (letters, digits and _, not starting with a digit)`)
 	wantHealth(t, "profile labels' shape", newTestDS(t, instanceSettings(t, "http://127.0.0.1:9", map[string]any{"profileLabels": []string{"tgi"}}, nil)), backend.HealthStatusError,
@@ -298,7 +298,7 @@ func TestSettingsProfileLabels(t *testing.T) {
 	for _, p := range ps {
 		got[p.Name] = p.ModelLabel + "/" + p.InstanceLabel
 	}
-	if fmt.Sprint(got) != "map[custom:svc/instance tgi:model_name/instance torchserve:svc/instance triton:svc/pod vllm:svc/instance]" {
+	if fmt.Sprint(got) != "map[custom:svc/instance sglang:svc/instance tgi:model_name/instance torchserve:svc/instance triton:svc/pod vllm:svc/instance]" {
 		t.Errorf("labels per profile: %v", got)
 	}
 }

@@ -16,7 +16,7 @@ import (
 )
 
 // TestEngineEveryProfileOverGRPC runs every engine query type through the plugin over gRPC for
-// every naming the test bed plays (custom, vLLM, Triton, TorchServe, TGI), each on its own
+// every naming the test bed plays (custom, vLLM, Triton, TorchServe, TGI, SGLang), each on its own
 // Prometheus, around the queue surge on node-a's recsys-ranker. Numbers are checked against the
 // scenario where the profile measures them (quantiles from the profile's own buckets, means
 // from µs counters, rates, failure ratios), and a notice must say why where it cannot.
@@ -37,10 +37,11 @@ func TestEngineEveryProfileOverGRPC(t *testing.T) {
 		modelLabel  string
 		versionLbl  string            // "" when the server has no version label
 		bounds      []float64         // the latency histogram's buckets; nil for µs counters (means only)
-		errors      ratioTruth        // what error_ratio measures
+		errors      ratioTruth        // what error_ratio measures; nil: not measured
 		timeouts    ratioTruth        // nil: not measured
 		errorsNote  string            // a notice the errors query must carry
 		extraNotice map[string]string // query type → a notice it must carry
+		answered    bool              // durations over answered requests, divided by every request (TorchServe)
 	}{
 		{profile: "custom", modelLabel: "model_name", versionLbl: "model_version", bounds: testbed.LatencyBuckets,
 			errors:   func(s *testbed.Scenario, t time.Time) float64 { return s.ErrorRatio(inst, model, "", t) },
@@ -69,13 +70,18 @@ func TestEngineEveryProfileOverGRPC(t *testing.T) {
 				}
 				return fails / reqs
 			},
-			errorsNote: "the errors counter carries no model or version label",
-			extraNotice: map[string]string{"latency": "TorchServe exports cumulative µs counters",
+			errorsNote: "the errors counter carries no model or version label", answered: true,
+			extraNotice: map[string]string{"latency": "so under errors the mean is biased low",
 				"jitter": "TorchServe exports no latency percentiles"}},
 		{profile: "tgi", settings: map[string]any{"modelLabel": expo.TGIModelLabel}, modelLabel: expo.TGIModelLabel, bounds: expo.TGIDurationBuckets,
 			errors:      func(s *testbed.Scenario, t time.Time) float64 { return s.ErrorRatio(inst, model, "", t) },
 			errorsNote:  "TGI has no timeout counter",
 			extraNotice: map[string]string{"baseline": "some of the 7 previous days have no data"}},
+		{profile: "sglang", modelLabel: "model_name", bounds: expo.SGLangE2EBuckets,
+			timeouts:   func(s *testbed.Scenario, t time.Time) float64 { return s.TimeoutRatio(inst, model, "", t) },
+			errorsNote: "SGLang has no failure counter",
+			extraNotice: map[string]string{"latency": "default buckets from 0.1 s",
+				"split": "SGLang exports no execution-time histogram"}},
 	}
 	types := []string{"latency", "split", "jitter", "baseline", "throughput", "errors"}
 	for _, c := range cases {
@@ -90,6 +96,15 @@ func TestEngineEveryProfileOverGRPC(t *testing.T) {
 			inside, before := surge.Start.Add(10*time.Minute), surge.Start.Add(-10*time.Minute)
 			edge := func(ts time.Time) bool { // the rate window straddles a start or end of the surge (see latency below)
 				return c.profile == "triton" && (straddle(surge.Start, ts, window) || straddle(surge.End, ts, window))
+			}
+			// meanOf is a segment's mean over the rate window ending at ts, as the profile measures
+			// it: TorchServe sums the durations of answered requests and divides by every request.
+			meanOf := func(g testbed.Segment, ts time.Time) float64 {
+				if c.answered {
+					return s.AnsweredTotal(g, inst, model, "", ts.Add(-window), ts, 0) / s.Increase(testbed.Requests, inst, model, "", ts.Add(-window), ts, 0)
+				}
+				_, n, sum := s.HistogramIncrease(g, inst, model, "", nil, ts.Add(-window), ts)
+				return sum / n
 			}
 			var queries []backend.DataQuery
 			for _, typ := range types {
@@ -153,9 +168,8 @@ func TestEngineEveryProfileOverGRPC(t *testing.T) {
 				}
 				mean := findSeries(t, "latency", lat, "mean", labels)
 				for i, ts := range mean.t {
-					_, n, sum := s.HistogramIncrease(testbed.E2E, inst, model, "", nil, ts.Add(-window), ts)
-					if !edge(ts) && !sameFloat(mean.v[i], sum/n, 1e-6) {
-						t.Errorf("latency mean at %s: %.9g, truth %.9g", ts.Format(time.RFC3339), mean.v[i], sum/n)
+					if want := meanOf(testbed.E2E, ts); !edge(ts) && !sameFloat(mean.v[i], want, 1e-6) {
+						t.Errorf("latency mean at %s: %.9g, truth %.9g", ts.Format(time.RFC3339), mean.v[i], want)
 					}
 				}
 			}
@@ -168,9 +182,12 @@ func TestEngineEveryProfileOverGRPC(t *testing.T) {
 			}{{"queue", testbed.Queue}, {"compute", testbed.Compute}} {
 				f := findSeries(t, "split", split, seg.name, labels)
 				for i, ts := range f.t {
-					_, n, sum := s.HistogramIncrease(seg.g, inst, model, "", nil, ts.Add(-window), ts)
-					if !edge(ts) && !sameFloat(f.v[i], sum/n, 1e-6) {
-						t.Errorf("split %s at %s: %.9g, truth %.9g", seg.name, ts.Format(time.RFC3339), f.v[i], sum/n)
+					want := meanOf(seg.g, ts)
+					if c.answered && seg.g == testbed.Compute { // inference latency − queue latency
+						want = meanOf(testbed.E2E, ts) - meanOf(testbed.Queue, ts)
+					}
+					if !edge(ts) && !sameFloat(f.v[i], want, 1e-6) {
+						t.Errorf("split %s at %s: %.9g, truth %.9g", seg.name, ts.Format(time.RFC3339), f.v[i], want)
 					}
 				}
 			}
@@ -196,10 +213,10 @@ func TestEngineEveryProfileOverGRPC(t *testing.T) {
 			// baseline: the profile's own P95 (or mean) against the same window of the previous
 			// days the history holds; judged only with at least 3 of them.
 			stat := func(u time.Time) float64 {
-				cum, n, sum := s.HistogramIncrease(testbed.E2E, inst, model, "", c.bounds, u.Add(-window), u)
 				if c.bounds == nil {
-					return sum / n
+					return meanOf(testbed.E2E, u)
 				}
+				cum, n, _ := s.HistogramIncrease(testbed.E2E, inst, model, "", c.bounds, u.Add(-window), u)
 				return testbed.HistogramQuantile(0.95, c.bounds, cum, n)
 			}
 			truthRatio := func(ts time.Time) (float64, int) {
@@ -246,13 +263,18 @@ func TestEngineEveryProfileOverGRPC(t *testing.T) {
 			if c.errorsNote == "the errors counter carries no model or version label" {
 				errLabels = nil
 			}
-			er := findSeries(t, "errors", errs, "error_ratio", errLabels)
-			if want := c.errors(s, inside); !sameFloat(er.at(t, inside), want, 1e-9) {
-				t.Errorf("error ratio inside the surge: %.9g, truth %.9g", er.at(t, inside), want)
-			}
-			hasTimeouts := false
+			hasErrors, hasTimeouts := false, false
 			for _, f := range errs {
+				hasErrors = hasErrors || f.labels["series"] == "error_ratio"
 				hasTimeouts = hasTimeouts || f.labels["series"] == "timeout_ratio"
+			}
+			if c.errors != nil {
+				er := findSeries(t, "errors", errs, "error_ratio", errLabels)
+				if want := c.errors(s, inside); !sameFloat(er.at(t, inside), want, 1e-9) {
+					t.Errorf("error ratio inside the surge: %.9g, truth %.9g", er.at(t, inside), want)
+				}
+			} else if hasErrors {
+				t.Error("an error ratio from a profile without errors")
 			}
 			if c.timeouts != nil {
 				to := findSeries(t, "errors", errs, "timeout_ratio", labels)

@@ -315,12 +315,12 @@ func TestBaselineAndErrorsByInstance(t *testing.T) {
 	}
 }
 
-// The other metric profiles group by instance the same way: vLLM (no version label), Triton
+// The other metric profiles group by instance the same way: vLLM and SGLang (no version label), Triton
 // (µs counters: means only) and TorchServe (µs counters and a host-wide 5xx counter, whose
 // ratio is then per instance over all its models). Each series by instance equals the query
 // by version selecting that one instance, over the queue surge.
 func TestByInstanceEveryProfile(t *testing.T) {
-	for _, name := range []string{"vllm", "triton", "torchserve"} {
+	for _, name := range []string{"vllm", "triton", "torchserve", "sglang"} {
 		t.Run(name, func(t *testing.T) {
 			dir, s := tbtest.TSDBFor(t, testbed.TSDBOptions{Profile: name})
 			srv := promtest.Start(t, promtest.Options{DataDir: dir})

@@ -66,7 +66,7 @@ func maps(a, b map[string]string) map[string]string {
 	return out
 }
 
-// TestFleetAnswersEachModelAsItsServerAlone: one Prometheus holding the five servers answers
+// TestFleetAnswersEachModelAsItsServerAlone: one Prometheus holding the six servers answers
 // every model with its own server's numbers, equal series by series (and notice by notice) to
 // the same query on a Prometheus holding that server alone.
 func TestFleetAnswersEachModelAsItsServerAlone(t *testing.T) {

@@ -10,7 +10,8 @@ import (
 )
 
 // SetupChecks judges the store's retention and how often the jobs that serve the fleet's
-// inference and GPU series are scraped (pkg/setup). The watched jobs are the job labels of the
+// inference and GPU series are scraped (pkg/setup), and warns when TorchServe is found without
+// its ts_* metrics (metrics_mode=prometheus is needed). The watched jobs are the job labels of the
 // series that carry the servers' characteristic names or the GPU utilisation (the label-values
 // API with match[]: the index only, however large the fleet). Only a failed connection is an
 // error; a store without Prometheus' status API gets findings that say it was not checked.
@@ -45,10 +46,16 @@ func (e *Engine) SetupChecks(ctx context.Context) ([]setup.Finding, error) {
 			return nil, err
 		}
 	}
-	return setup.Check(setup.Store{
+	findings := setup.Check(setup.Store{
 		Retention: st.Retention, RetentionKnown: st.RetentionKnown, RetentionWhy: st.RetentionWhy,
 		Jobs: st.Jobs, IntervalsKnown: st.IntervalsKnown, IntervalsWhy: st.IntervalsWhy,
-	}, jobs), nil
+	}, jobs)
+	// TorchServe in its default log mode is found only by what is missing; the check is advice,
+	// so a store that cannot answer it (no instant queries, no scrape series) adds nothing.
+	if ts, err := e.torchServeFindings(ctx); err == nil {
+		findings = append(findings, ts...)
+	}
+	return findings, nil
 }
 
 // setupLookback is how far back the watched jobs are looked for: the jobs scraped now, not

@@ -184,6 +184,9 @@ type Profile struct {
 	Missing map[Role]string
 	// Signature lists sample names characteristic of the server, for Detect.
 	Signature []string
+	// Enable says what the server needs before it serves these metrics at all ("" when it
+	// serves them by default): shown where a profile's metrics are missing.
+	Enable string
 }
 
 // Measures returns the role's measures, or the notice explaining its absence.

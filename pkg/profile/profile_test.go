@@ -68,6 +68,7 @@ func TestDetectFixtures(t *testing.T) {
 		{"triton.prom", "triton"},
 		{"torchserve.prom", "torchserve"},
 		{"tgi.prom", "tgi"},
+		{"sglang.prom", "sglang"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
@@ -211,7 +212,7 @@ func TestWithLabels(t *testing.T) {
 	want := map[string][3]string{
 		"custom": {"model_name", "model_version", "instance"}, "vllm": {"model_name", "", "instance"},
 		"triton": {"model", "version", "instance"}, "torchserve": {"model_name", "model_version", "instance"},
-		"tgi": {"", "", "instance"},
+		"tgi": {"", "", "instance"}, "sglang": {"model_name", "", "instance"},
 	}
 	for name, w := range want {
 		p, err := ByName(name)
@@ -228,7 +229,7 @@ func TestWithLabels(t *testing.T) {
 }
 
 func TestProfilesAreComplete(t *testing.T) {
-	if !reflect.DeepEqual(Names(), []string{"custom", "vllm", "triton", "torchserve", "tgi"}) {
+	if !reflect.DeepEqual(Names(), []string{"custom", "vllm", "triton", "torchserve", "tgi", "sglang"}) {
 		t.Errorf("names = %v", Names())
 	}
 	for _, p := range All() {
@@ -295,6 +296,52 @@ func TestChoose(t *testing.T) {
 			}
 		case err != nil || p.Name != tc.want:
 			t.Errorf("%q %v: %s, %v", tc.setting, tc.names, p.Name, err)
+		}
+	}
+}
+
+// SGLang's roles read from its fixture: compute from the e2e and queue histograms' sums, the
+// cache hit ratio from token counters (never the cache_hit_rate gauge), gauges with priority="".
+func TestSGLangMeasures(t *testing.T) {
+	sg, _ := ByName("sglang")
+	present := set(seriesNames(t, "sglang.prom"))
+	m, ok, _ := sg.Resolve(ComputeTime, present)
+	if !ok || !reflect.DeepEqual(m.Required(), []string{"sglang:e2e_request_latency_seconds_sum", "sglang:queue_time_seconds_sum", "sglang:e2e_request_latency_seconds_count"}) {
+		t.Errorf("compute = %+v", m)
+	}
+	for _, r := range []Role{CacheHits, CacheQueries} {
+		if m, _, _ := sg.Resolve(r, present); m.Kind != Counter || strings.Contains(m.Metrics[0], "cache_hit_rate") {
+			t.Errorf("%s = %+v", r, m)
+		}
+	}
+	for _, r := range []Role{QueueDepth, Running} {
+		if m, _, _ := sg.Resolve(r, present); m.Matchers["priority"] != "" || len(m.Matchers) != 1 {
+			t.Errorf("%s matchers %v", r, m.Matchers)
+		}
+	}
+	if _, why := sg.Measures(Errors); !strings.Contains(why, "no failure counter") {
+		t.Errorf("errors: %q", why)
+	}
+	if !strings.Contains(sg.Enable, "--enable-metrics") {
+		t.Errorf("enable %q", sg.Enable)
+	}
+}
+
+// TorchServe without its ts_* counters (a metrics.yaml that dropped them) is not detected from
+// its frontend metrics alone; the profile says what the server needs and that its means are
+// biased low under errors.
+func TestTorchServeWithoutCounters(t *testing.T) {
+	if p, d := Detect(seriesNames(t, "torchserve_frontend.prom")); d.Found {
+		t.Errorf("detected %s from TorchServe's frontend metrics", p.Name)
+	}
+	ts, _ := ByName("torchserve")
+	if !strings.Contains(ts.Enable, "metrics_mode=prometheus") {
+		t.Errorf("enable %q", ts.Enable)
+	}
+	for _, r := range []Role{Latency, QueueTime, ComputeTime} {
+		ms, _ := ts.Measures(r)
+		if !strings.Contains(ms[0].Note, "answered requests only") || !strings.Contains(ms[0].Note, "biased low") {
+			t.Errorf("%s note %q", r, ms[0].Note)
 		}
 	}
 }

@@ -20,7 +20,7 @@ func counterWhere(name string, matchers map[string]string, unit, note string) Me
 const processStartNote = "process_start_time_seconds of the scrape target"
 
 // The built-in profiles, in detection-priority order.
-var all = []Profile{custom, vllm, triton, torchserve, tgi}
+var all = []Profile{custom, vllm, triton, torchserve, tgi, sglang}
 
 // custom is the brief's own instrumentation (a Python prometheus_client
 // service), named as the test bed's exposition names it: request outcomes
@@ -228,11 +228,14 @@ var triton = Profile{
 	},
 }
 
-const torchserveMeanNote = "TorchServe exports cumulative µs counters, not histograms: showing the mean, percentiles do not exist"
+const torchserveMeanNote = "TorchServe exports cumulative µs counters, not histograms: showing the mean, percentiles do not exist; " +
+	"the durations are summed over answered requests only but ts_inference_requests_total counts every request received, " +
+	"so under errors the mean is biased low"
 
-// torchserve follows TorchServe's Prometheus metrics mode. Its inference
-// latency runs from request arrival to response (queue included) and is
-// only recorded for answered requests.
+// torchserve follows TorchServe's Prometheus metrics mode (metrics_mode=prometheus; the
+// default, log, serves none). Its inference latency runs from request arrival to response
+// (queue included) and is only recorded for answered requests, while the request counter
+// counts every request on receipt: the means are biased low under errors.
 var torchserve = Profile{
 	Name: "torchserve", Title: "TorchServe",
 	ModelLabel: "model_name", VersionLabel: "model_version", InstanceLabel: "instance",
@@ -276,6 +279,8 @@ var torchserve = Profile{
 		HTTPRequests:    "TorchServe's HTTP 5xx counter (Requests5XX) is its errors already",
 	},
 	Signature: []string{"ts_inference_requests_total", "ts_inference_latency_microseconds", "ts_queue_latency_microseconds"},
+	Enable: "metrics_mode=prometheus in config.properties (or TS_METRICS_MODE=prometheus): in its default log mode TorchServe " +
+		"writes its metrics to ts_metrics.log and its metrics API (port 8082) serves none",
 }
 
 const tgiForwardNote = "TGI's tgi_batch_forward_duration{method=\"prefill\"|\"decode\"} times whole batch forward passes, not requests: a request takes one prefill pass and many decode passes shared with others, so it is not a per-request split of compute"
@@ -323,4 +328,87 @@ var tgi = Profile{
 		"tgi_request_count", "tgi_request_duration_bucket", "tgi_request_queue_duration_bucket",
 		"tgi_request_inference_duration_bucket", "tgi_queue_size", "tgi_batch_current_size",
 	},
+}
+
+// sglangComputeNote explains SGLang's compute time: no execution-time histogram exists, so the
+// mean is the end-to-end mean minus the queue mean over the same window.
+const sglangComputeNote = "SGLang exports no execution-time histogram: compute is the mean end-to-end time minus the mean queue time " +
+	"(rate(sglang:e2e_request_latency_seconds_sum) − rate(sglang:queue_time_seconds_sum), over the finished requests); " +
+	"the end-to-end time is the tokenizer manager's, so tokenisation and detokenisation count as compute; a mean, never a percentile"
+
+// sglang follows SGLang's Prometheus metrics (python/sglang/srt/metrics/collector.py, moved to
+// srt/observability/metrics_collector.py), served on the HTTP port's /metrics only when the
+// server runs with --enable-metrics. Two collectors write them: the tokenizer manager (request
+// counters and the e2e / TTFT / inter-token histograms, labels model_name and, in recent
+// releases, engine_type) and each scheduler (queue and running gauges, token usage, the queue-time
+// histogram, labels model_name, engine_type, tp_rank, pp_rank, moe_ep_rank and dp_rank with data
+// parallel attention). Series are summed over those extra labels.
+var sglang = Profile{
+	Name: "sglang", Title: "SGLang",
+	ModelLabel: "model_name", VersionLabel: "", InstanceLabel: "instance",
+	LabelNote: "SGLang has no version label (one served model name per server); " +
+		"scheduler metrics add engine_type, tp_rank, pp_rank, moe_ep_rank (and dp_rank with data-parallel attention) and are written by " +
+		"attention-TP rank 0 only unless --enable-metrics-for-all-schedulers (then each TP rank repeats the same queue: select one tp_rank); " +
+		"with priority scheduling the gauges carry priority=\"\" for the total and one series per priority, so the queue and running gauges are read with priority=\"\"",
+	Roles: map[Role][]Measure{
+		Requests: {counter(UnitRequests, "requests whose output finished, whatever the finish reason", "sglang:num_requests_total")},
+		Timeouts: {counter(UnitRequests, "aborted requests: clients that disconnected or gave up, and /abort_request calls; the closest SGLang signal",
+			"sglang:num_aborted_requests_total")},
+		Latency: {hist("sglang:e2e_request_latency_seconds", UnitSeconds,
+			"the tokenizer manager's end-to-end time; default buckets from 0.1 s: shorter requests all fall in the first bucket")},
+		QueueTime: {hist("sglang:queue_time_seconds", UnitSeconds, "the scheduler's waiting-queue time (until the request's first forward pass)")},
+		ComputeTime: {{Kind: MicrosecondCounter, Metrics: []string{"sglang:e2e_request_latency_seconds_sum"},
+			Minus: []string{"sglang:queue_time_seconds_sum"}, Count: []string{"sglang:e2e_request_latency_seconds_count"},
+			Scale: 1, Unit: UnitSeconds, Note: sglangComputeNote}},
+		QueueDepth: {sglangGauge("sglang:num_queue_reqs", "requests in the waiting queue")},
+		Waiting:    {sglangGauge("sglang:num_queue_reqs", "requests in the waiting queue")},
+		Running:    {sglangGauge("sglang:num_running_reqs", "")},
+		CacheHits: {counter(UnitTokens, "prefix (radix) cache hits, in prompt tokens, every cache_source (device, host, storage) summed",
+			"sglang:cached_tokens_total")},
+		CacheQueries: {counter(UnitTokens, "prompt tokens (cached ones included): the hit ratio is rate(cached) / rate(prompt), token-weighted; "+
+			"the sglang:cache_hit_rate gauge is not read: it is the last prefill batch's share only and is set to 0 at every decode log interval",
+			"sglang:prompt_tokens_total")},
+		KVCacheUsage: {gauge("sglang:token_usage", 1, UnitRatio,
+			"share of the KV-cache token pool in use, 0..1 (recent releases: the fullest of the full-attention, sliding-window and Mamba pools)")},
+		Preemptions: {counter(UnitRequests, "retracted requests (SGLang's preemption: decode requests evicted when the KV pool runs out, re-queued), recent releases",
+			"sglang:num_retracted_requests_total")},
+		BatchSize:   {sglangGauge("sglang:num_running_reqs", "continuous batching: the running requests are the batch")},
+		InputLength: {hist("sglang:prompt_tokens_histogram", UnitTokens, "prompt length; older releases export it only with --collect-tokens-histogram")},
+		TimeToFirst: {hist("sglang:time_to_first_token_seconds", UnitSeconds, "default buckets from 0.1 s")},
+		InterToken: {hist("sglang:inter_token_latency_seconds", UnitSeconds,
+			"one observation per generated token: each output chunk's gap is divided by its tokens")},
+	},
+	Missing: map[Role]string{
+		Errors: "SGLang has no failure counter: a failed request ends with finish reason abort and is counted among the finished requests " +
+			"(sglang:num_requests_total); aborts by clients are read as timeouts",
+		NetworkTime: "the network segment needs a gateway (or proxy) upstream-time histogram; SGLang only measures its own time",
+		LoadState: "SGLang exports no load-state metric (its /metrics endpoint only answers once the engine is up; readiness is /health); " +
+			"warm-up is taken from counter resets and first appearance",
+		Confidence: "SGLang does not export prediction confidence; it is a business metric the application has to expose",
+		Fallback:   "SGLang has no fallback path; fallbacks are counted by the application in front of it",
+		ProcessStart: "SGLang serves its metrics in prometheus_client's multiprocess mode, which exports no process_start_time_seconds; " +
+			"restarts are detected from counter resets",
+		GPUUtil: "SGLang exports no GPU utilisation (sglang:utilization is the scheduler's load against its SLO limit); " +
+			"it comes from the Inferscope probe (or dcgm-exporter)",
+		PrefillTime:     "the SGLang metrics this profile reads have no per-request prefill/decode split (time to first token covers queue and prefill)",
+		DecodeTime:      "the SGLang metrics this profile reads have no per-request prefill/decode split (time to first token covers queue and prefill)",
+		WaitingDeferred: "SGLang " + noDeferred,
+		Rejections:      "SGLang " + noRejections,
+		HTTPErrors:      "SGLang exports no HTTP status counter of its own",
+		HTTPRequests:    "SGLang exports no HTTP status counter of its own",
+	},
+	Signature: []string{
+		"sglang:num_requests_total", "sglang:e2e_request_latency_seconds_bucket", "sglang:time_to_first_token_seconds_bucket",
+		"sglang:num_running_reqs", "sglang:num_queue_reqs", "sglang:token_usage", "sglang:prompt_tokens_total",
+		"sglang:queue_time_seconds_bucket",
+	},
+	Enable: "--enable-metrics: without it SGLang serves no /metrics",
+}
+
+// sglangGauge reads a scheduler gauge's total: with priority scheduling the total is the series
+// with priority="" (which also matches series without the label) and the others break it down.
+func sglangGauge(name, note string) Measure {
+	m := gauge(name, 1, UnitRequests, note)
+	m.Matchers = map[string]string{"priority": ""}
+	return m
 }

@@ -158,7 +158,7 @@
 //
 // # Namings (package expo)
 //
-// inferscope-loadgen --profile and TSDBOptions.Profile play the same scenario in five engines'
+// inferscope-loadgen --profile and TSDBOptions.Profile play the same scenario in six engines'
 // shapes; metric and label names come from pkg/profile, so a naming cannot drift from the
 // profile the engine reads (expo's per-naming files list every series):
 //
@@ -175,21 +175,30 @@
 //	            errors, REJECTED = timeouts), inference / execution counts, pending count,
 //	            response cache counters (never hit), nv_gpu_utilization per gpu_uuid; no
 //	            histograms, summaries or load state
-//	torchserve  µs counters over every request (latency includes queue), ts_inference_requests_total,
-//	            host-level Requests2XX / Requests5XX (errors + timeouts) and GPUUtilization (%)
+//	torchserve  µs counters over the answered requests only (latency includes queue), over
+//	            ts_inference_requests_total (every request: the means are biased low by the failed
+//	            share, Scenario.AnsweredTotal), host-level Requests2XX / Requests5XX (errors +
+//	            timeouts) and GPUUtilization (%)
 //	tgi         histograms over TGI's 35 geometric duration buckets (0.15 ms … 146 s, le written
 //	            as Rust does), 100 input-length buckets, queue size, batch size (= running),
 //	            request count / success / failure{err}; one router per model, whose scrape
 //	            configuration adds model_name (expo.TGIModelLabel: set it as the model label);
 //	            versions merged; no process start or load state
+//	sglang      SGLang's histograms over its default buckets (e2e and TTFT from 0.1 s, queue time
+//	            from 0), num_requests_total and num_aborted_requests_total (timeouts; errors are
+//	            finished requests), running / queue gauges and token usage with the scheduler's
+//	            tp_rank / pp_rank / moe_ep_rank labels, prompt and cached tokens (prefix cache),
+//	            retracted requests (preemptions), TTFT (= e2e), an empty inter-token histogram;
+//	            no version label (versions merged), no process start or load state
 //
 // Roles an engine lacks are absent, exactly as pkg/profile's Missing says. Live /metrics and
 // history are the same numbers in every naming (TestLiveMatchesHistory).
 //
-// The mixed fleet (--profile fleet, TSDBOptions{Profile: "fleet"}) plays the five together in
+// The mixed fleet (--profile fleet, TSDBOptions{Profile: "fleet"}) plays the six together in
 // one Prometheus: every server serves its own copy of the scenario's models on its own port of
 // each host (expo.FleetInstance: custom on :8000 with the scenario's own model names, vLLM on
-// :8001 as vllm-recsys-ranker, Triton :8002, TorchServe :8003, TGI :8004; expo.FleetModel), in
+// :8001 as vllm-recsys-ranker, Triton :8002, TorchServe :8003, TGI :8004, SGLang :8005;
+// expo.FleetModel), in
 // its own naming, so each model's truth is the scenario's model it copies. "fleet-<server>"
 // writes one server's part alone (the same series), to compare a fleet with that server by
 // itself. Both hold 2 days by default (DefaultTSDBDays).
@@ -254,6 +263,7 @@
 //	 dcgm}                                                     names
 //	{Profile: torchserve}           8     inferscope, last 2   µs-counter means, host 5xx
 //	{Profile: tgi}                  2     inferscope, last 2   TGI histograms (no baseline)
+//	{Profile: sglang}               8     inferscope, last 2   SGLang histograms, compute = e2e − queue
 //
 // Any other combination works too (built on first use). The cache lives in
 // $INFERSCOPE_TESTBED_CACHE or os.UserCacheDir()/inferscope-testbed/<key>, where key names the

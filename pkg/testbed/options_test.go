@@ -19,7 +19,7 @@ func TestTSDBOptionsDefaultsAndKeys(t *testing.T) {
 	if o, _ := (TSDBOptions{Days: 1, GPUDays: 5}).normalize(); o.GPUDays != 1 {
 		t.Errorf("GPU days beyond the history: %+v", o)
 	}
-	for _, bad := range []TSDBOptions{{Profile: "sglang"}, {GPUNaming: "nvsmi"}, {Days: -1}, {Days: 61}, {GPUDays: -2}} {
+	for _, bad := range []TSDBOptions{{Profile: "lmdeploy"}, {GPUNaming: "nvsmi"}, {Days: -1}, {Days: 61}, {GPUDays: -2}} {
 		if _, err := bad.normalize(); err == nil {
 			t.Errorf("%+v accepted", bad)
 		}

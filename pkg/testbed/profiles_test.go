@@ -182,10 +182,22 @@ func TestTorchServeHistoryInPrometheus(t *testing.T) {
 		rate := func(metric, sel string) string { return `sum(rate(` + metric + `{` + sel + `}[5m]))` }
 
 		within(t, c.name+": QPS", q(rate("ts_inference_requests_total", sel)), s.SampledMeanQPS(c.instance, c.model, "", from, c.at, testbed.DefaultHistoryStep), exact)
-		within(t, c.name+": mean latency", q(rate("ts_inference_latency_microseconds", sel)+" / "+rate("ts_inference_requests_total", sel)+" / 1e6"),
-			meanTruth(s, testbed.E2E, c.instance, c.model, "", from, c.at), exact)
+		// The durations count answered requests only, the request counter every request: the
+		// mean is biased low by the failed share.
+		step := testbed.DefaultHistoryStep
+		answered := func(g testbed.Segment) float64 {
+			return s.AnsweredTotal(g, c.instance, c.model, "", from, c.at, step) / s.Increase(testbed.Requests, c.instance, c.model, "", from, c.at, step)
+		}
+		mean := q(rate("ts_inference_latency_microseconds", sel) + " / " + rate("ts_inference_requests_total", sel) + " / 1e6")
+		within(t, c.name+": mean latency over answered requests", mean, answered(testbed.E2E), exact)
+		failed := increaseRatio(s, testbed.Errors, testbed.Requests, c.instance, c.model, "", from, c.at) +
+			increaseRatio(s, testbed.Timeouts, testbed.Requests, c.instance, c.model, "", from, c.at)
+		within(t, c.name+": biased low by the failed share", mean, meanTruth(s, testbed.E2E, c.instance, c.model, "", from, c.at)*(1-failed), 1e-6)
+		if !(failed > 0) || !(mean < meanTruth(s, testbed.E2E, c.instance, c.model, "", from, c.at)) {
+			t.Errorf("%s: failed share %v, mean %v: want a failed share and a mean below the true one", c.name, failed, mean)
+		}
 		within(t, c.name+": mean compute = latency - queue", q("("+rate("ts_inference_latency_microseconds", sel)+" - "+rate("ts_queue_latency_microseconds", sel)+") / "+rate("ts_inference_requests_total", sel)+" / 1e6"),
-			meanTruth(s, testbed.Compute, c.instance, c.model, "", from, c.at), 1e-6)
+			answered(testbed.E2E)-answered(testbed.Queue), 1e-6)
 		inst := fmt.Sprintf(`instance=%q`, c.instance)
 		within(t, c.name+": host 5xx ratio", q(rate("Requests5XX", inst)+" / "+rate("ts_inference_requests_total", inst)),
 			(s.Increase(testbed.Errors, c.instance, "", "", from, c.at, testbed.DefaultHistoryStep)+s.Increase(testbed.Timeouts, c.instance, "", "", from, c.at, testbed.DefaultHistoryStep))/
@@ -244,5 +256,53 @@ func TestRestartEdgeRate(t *testing.T) {
 	at := warm.Start.Add(-time.Hour)
 	if a, b := s.MeanQPS(warm.Instance, "", "", at.Add(-window), at), s.SampledMeanQPS(warm.Instance, "", "", at.Add(-window), at, testbed.DefaultHistoryStep); a != b {
 		t.Errorf("no restart in the window: MeanQPS %v, SampledMeanQPS %v", a, b)
+	}
+}
+
+// SGLang's naming: histograms over SGLang's default buckets, compute as e2e − queue over the
+// e2e count, aborted requests as timeouts, the token counters' prefix-cache hit ratio, and the
+// scheduler's gauges (with tp_rank, pp_rank, moe_ep_rank, summed away).
+func TestSGLangHistoryInPrometheus(t *testing.T) {
+	dir, s := tbtest.TSDBFor(t, testbed.TSDBOptions{Profile: "sglang"})
+	srv := promtest.Start(t, promtest.Options{DataDir: dir})
+	for _, c := range instants(t, s) {
+		from := c.at.Add(-window)
+		sel := fmt.Sprintf(`model_name=%q,instance=%q`, c.model, c.instance)
+		q := func(expr string) float64 { return scalar(t, srv.URL, expr, c.at) }
+		rate := func(metric string) string { return `sum(rate(` + metric + `{` + sel + `}[5m]))` }
+
+		within(t, c.name+": QPS", q(rate("sglang:num_requests_total")), s.SampledMeanQPS(c.instance, c.model, "", from, c.at, testbed.DefaultHistoryStep), exact)
+		within(t, c.name+": aborted (timeout) ratio", q(rate("sglang:num_aborted_requests_total")+" / "+rate("sglang:num_requests_total")),
+			increaseRatio(s, testbed.Timeouts, testbed.Requests, c.instance, c.model, "", from, c.at), exact)
+		for _, h := range []struct {
+			metric string
+			g      testbed.Segment
+			bounds []float64
+			q      float64
+		}{
+			{"sglang:e2e_request_latency_seconds", testbed.E2E, expo.SGLangE2EBuckets, 0.99},
+			{"sglang:time_to_first_token_seconds", testbed.E2E, expo.SGLangTTFTBuckets, 0.5},
+			{"sglang:queue_time_seconds", testbed.Queue, expo.SGLangQueueTimeBuckets, 0.95},
+		} {
+			got := q(fmt.Sprintf(`histogram_quantile(%g, sum by (le) (rate(%s_bucket{%s}[5m])))`, h.q, h.metric, sel))
+			within(t, fmt.Sprintf("%s: %s P%g", c.name, h.metric, 100*h.q), got, quantileTruth(s, h.g, c.instance, c.model, h.bounds, h.q, from, c.at), exact)
+		}
+		within(t, c.name+": mean compute = e2e - queue", q("("+rate("sglang:e2e_request_latency_seconds_sum")+" - "+rate("sglang:queue_time_seconds_sum")+") / "+
+			rate("sglang:e2e_request_latency_seconds_count")), meanTruth(s, testbed.Compute, c.instance, c.model, "", from, c.at), 1e-6)
+		hit := q(rate("sglang:cached_tokens_total") + " / " + rate("sglang:prompt_tokens_total"))
+		within(t, c.name+": prefix cache hit ratio", hit, increaseRatio(s, testbed.CachedTokens, testbed.PromptTokens, c.instance, c.model, "", from, c.at), exact)
+		within(t, c.name+": running", q(`sum(sglang:num_running_reqs{`+sel+`,priority=""})`), s.Running(c.instance, c.model, "", c.at), exact)
+		within(t, c.name+": queued", q(`sum(sglang:num_queue_reqs{`+sel+`,priority=""})`), s.QueueDepth(c.instance, c.model, c.at), exact)
+		within(t, c.name+": token usage", q(`sum(sglang:token_usage{`+sel+`})`), s.KVCacheUsage(c.instance, c.model, c.at), exact)
+		retracted := q(rate("sglang:num_retracted_requests_total") + " / " + rate("sglang:num_requests_total"))
+		if c.name == "compute slowdown" {
+			within(t, c.name+": retractions per request", retracted, increaseRatio(s, testbed.Preemptions, testbed.Requests, c.instance, c.model, "", from, c.at), exact)
+		} else if retracted != 0 {
+			t.Errorf("%s: retractions %v, want none", c.name, retracted)
+		}
+	}
+	// The scheduler's series carry its ranks; one series set per model and instance.
+	if v := scalar(t, srv.URL, `count(sglang:queue_time_seconds_count{instance="node-c:8000",tp_rank="0",pp_rank="0",engine_type="unified"})`, end); v != 2 {
+		t.Errorf("node-c: %v SGLang scheduler series sets, want one per model", v)
 	}
 }

@@ -86,6 +86,23 @@ func (s *Scenario) Increase(c Counter, instance, model, version string, from, to
 	return n
 }
 
+// AnsweredTotal is the expected growth over [from, to] of a duration counter that sums segment
+// g over the answered requests only (errors and timeouts record no time), in seconds, sampled as
+// Increase is: what TorchServe's latency counters hold. Divided by Increase(Requests, …) it is
+// TorchServe's mean, biased low by the failed share.
+func (s *Scenario) AnsweredTotal(g Segment, instance, model, version string, from, to time.Time, step time.Duration) float64 {
+	var sum float64
+	for _, st := range s.streamsFor(instance, model, version) {
+		for i, e := range s.exposure(st, from, to, step) {
+			if e != 0 {
+				r := st.regs[i]
+				sum += e * (1 - r.errRatio - r.timeout) * r.mean(g)
+			}
+		}
+	}
+	return sum
+}
+
 // CacheHitRatio is the expected share of input elements found in the prefix cache at t
 // (0.35 recsys, 0.55 embedder; 0.05 while warming up after a restart).
 func (s *Scenario) CacheHitRatio(instance, model, version string, t time.Time) float64 {

@@ -41,7 +41,7 @@ const DefaultGPUHistoryDays = 2
 // GPU naming, DefaultHistoryDays of history.
 type TSDBOptions struct {
 	// Profile is the naming of the inference series: custom (default), vllm, triton,
-	// torchserve or tgi (expo.ProfileNames); or "fleet", the five together in one Prometheus,
+	// torchserve, tgi or sglang (expo.ProfileNames); or "fleet", the six together in one Prometheus,
 	// each serving its own copy of the models on its own port (expo.FleetModel,
 	// expo.FleetInstance), or "fleet-<server>", that server's part of the fleet alone.
 	Profile string
@@ -108,6 +108,7 @@ var WarmVariants = []TSDBOptions{
 	{Profile: "triton", GPUNaming: GPUNamingDCGM},
 	{Profile: "torchserve"},
 	{Profile: "tgi"},
+	{Profile: "sglang"},
 }
 
 // tsdbBuilds remembers, per normalised variant, the cached directory this process uses.

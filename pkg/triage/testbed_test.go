@@ -298,6 +298,32 @@ func TestDiagnoseVLLM(t *testing.T) {
 	}
 }
 
+// TestDiagnoseSGLang: the scenario in SGLang's naming (no version label, buckets from 0.1 s,
+// compute as e2e − queue, no failure counter, no gateway, no load state): the queue surge is
+// queue-dominated first, the compute slowdown compute-dominated with memory, and the notices name
+// what SGLang cannot give.
+func TestDiagnoseSGLang(t *testing.T) {
+	e, s := enginetest.Start(t, enginetest.Profile("sglang"))
+	for kind, want := range map[testbed.IncidentKind]string{testbed.QueueSurge: CauseQueue, testbed.ComputeSlowdown: CauseComputeMemory} {
+		in, _ := s.Incident(kind)
+		from, to := incidentWindow(in)
+		r, err := Diagnose(context.Background(), e, Options{Model: in.Model, Version: in.Version, From: from, To: to})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %s %s; notices %q", kind, r.Verdict, causeList(r), r.Notices)
+		if r.Verdict != Diagnosed || r.Causes[0].ID != want || r.Causes[0].Instance != in.Instance {
+			t.Errorf("%s: want %s first on %s, got %s", kind, want, in.Instance, causeList(r))
+		}
+		notices := strings.Join(r.Notices, "\n")
+		for _, n := range []string{"network / gateway segment (network cause) is not read", "SGLang exports no execution-time histogram"} {
+			if !strings.Contains(notices, n) {
+				t.Errorf("%s: no notice %q in %q", kind, n, r.Notices)
+			}
+		}
+	}
+}
+
 // TestNodeTriage: a GPU alert's question (a node and a GPU, no model) triages every model served
 // on the node, restricted to the node's instances: in the GPU idle incident the idle GPU's model
 // (the text-embedder, whose requests fall back) ranks first; in the compute slowdown node-b's

@@ -32,7 +32,7 @@ export interface PrometheusStatus {
 }
 
 export interface ProfileStatus {
-  /** custom | vllm | triton | torchserve | tgi; empty when nothing was recognised. */
+  /** custom | vllm | triton | torchserve | tgi | sglang; empty when nothing was recognised. */
   name: string;
   /** true when the name came from the metric names Prometheus has, false when set by hand. */
   detected: boolean;

@@ -35,7 +35,7 @@ export const DEFAULT_QUERY: Partial<InferscopeQuery> = {
   legendFormat: '',
 };
 
-export type MetricProfile = 'auto' | 'custom' | 'vllm' | 'triton' | 'torchserve' | 'tgi';
+export type MetricProfile = 'auto' | 'custom' | 'vllm' | 'triton' | 'torchserve' | 'tgi' | 'sglang';
 
 export const METRIC_PROFILES: Array<{ value: MetricProfile; label: string; description: string }> = [
   {
@@ -49,9 +49,14 @@ export const METRIC_PROFILES: Array<{ value: MetricProfile; label: string; descr
   {
     value: 'torchserve',
     label: 'TorchServe',
-    description: 'ts_inference_latency_microseconds, ts_queue_latency_microseconds',
+    description: 'ts_inference_latency_microseconds, ts_queue_latency_microseconds (needs metrics_mode=prometheus)',
   },
   { value: 'tgi', label: 'TGI', description: 'tgi_request_duration, tgi_request_queue_duration, …' },
+  {
+    value: 'sglang',
+    label: 'SGLang',
+    description: 'sglang:e2e_request_latency_seconds, sglang:num_queue_reqs, … (needs --enable-metrics)',
+  },
 ];
 
 export const DEFAULT_WARMUP_WINDOW = '2m';

@@ -9,7 +9,7 @@
 //	inferscope-loadgen --warm-test-cache                            # build the TSDBs the tests use
 //	inferscope-loadgen --profile=triton --gpu-naming=dcgm --tsdb-out=data
 //
-// --profile names the inference series as vLLM, Triton, TorchServe or TGI serve them (default:
+// --profile names the inference series as vLLM, Triton, TorchServe, TGI or SGLang serve them (default:
 // the brief's custom service), live and in the history alike. The history also holds every
 // node's GPU series as a Prometheus scraping inferscope-probe (job inferscope-probe, instance
 // <node>:9835, node label) stores them, rendered by the probe's own exporter from the same

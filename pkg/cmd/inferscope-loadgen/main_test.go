@@ -100,6 +100,7 @@ func TestHistoryFileProfilesAndGPUNaming(t *testing.T) {
 		{"torchserve", "none", `ts_inference_latency_microseconds{model_name="text-embedder",model_version="v2.1.0",hostname="node-c",instance="node-c:8000",job="inference"} `, ""},
 		{"tgi", "inferscope", `tgi_request_duration_bucket{model_name="text-embedder",instance="node-c:8000",job="inference",le="0.00015000000000000001"} `,
 			`inferscope_gpu_memory_used_bytes{gpu="0",uuid="` + testbed.GPUUUID("node-c:8000", 0) + `",instance="node-c:9835",job="inferscope-probe",node="node-c"} `},
+		{"sglang", "none", `sglang:queue_time_seconds_bucket{model_name="recsys-ranker",engine_type="unified",tp_rank="0",pp_rank="0",moe_ep_rank="0",instance="node-b:8000",job="inference",le="0.005"} `, ""},
 	}
 	for _, c := range cases {
 		out := filepath.Join(t.TempDir(), "h.om")

@@ -11,7 +11,7 @@ import (
 	"github.com/inferscope/inferscope/pkg/testbed/tbtest"
 )
 
-// TestReportAndTriageOnFleet: on one Prometheus holding the five servers, report and triage of a
+// TestReportAndTriageOnFleet: on one Prometheus holding the six servers, report and triage of a
 // vLLM model answer exactly what they answer on a Prometheus holding the vLLM server alone.
 // serveNaming serves the test bed's history in a naming and returns the Prometheus URL.
 func serveNaming(t *testing.T, naming string) (string, *testbed.Scenario) {

@@ -1,6 +1,7 @@
 // Package specgen writes what is generated from the engine's query-type registry: the
-// frontend's query-type list and editor defaults, and the field tables of docs/queries*.md
-// (between marker comments; the prose around them is kept). Run `go generate
+// frontend's query-type list and editor defaults, the field tables of docs/queries*.md and the
+// per-server tables of names read (from pkg/profile), between marker comments; the prose around
+// them is kept. Run `go generate
 // ./pkg/engine/specgen`; a test fails when a generated file is stale.
 package specgen
 
@@ -44,6 +45,9 @@ func Files(root string) (map[string][]byte, error) {
 			return nil, err
 		}
 		if out[name], err = Docs(doc); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if out[name], err = profileDocs(out[name]); err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 	}

@@ -59,3 +59,23 @@ func TestDocsMarkers(t *testing.T) {
 		}
 	}
 }
+
+// The per-server tables list every profile, every role, and what SGLang and TorchServe need.
+func TestProfileTables(t *testing.T) {
+	out, err := profileDocs([]byte("a\n<!-- profiles -->\nSTALE-TABLE\n<!-- /profiles -->\nb\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"#### SGLang (`sglang`)", "**Needs** --enable-metrics", "**Needs** metrics_mode=prometheus",
+		"| errors | not measured | SGLang has no failure counter", "\nb\n"} {
+		if !bytes.Contains(out, []byte(want)) {
+			t.Errorf("tables lack %q", want)
+		}
+	}
+	if bytes.Contains(out, []byte("STALE-TABLE")) {
+		t.Error("the old table was kept")
+	}
+	if _, err := profileDocs([]byte("<!-- profiles -->\nno end\n")); err == nil {
+		t.Error("a marker without its end accepted")
+	}
+}

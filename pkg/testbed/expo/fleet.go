@@ -7,12 +7,12 @@ import (
 	"time"
 )
 
-// FleetName is the mixed fleet: the five serving stacks in one Prometheus, each serving its own
+// FleetName is the mixed fleet: the six serving stacks in one Prometheus, each serving its own
 // copy of the source's models on its own port of every host, in its own naming.
 const FleetName = "fleet"
 
 // FleetServers are the stacks of the mixed fleet, in the order of their ports (8000 + index).
-var FleetServers = []string{"custom", "vllm", "triton", "torchserve", "tgi"}
+var FleetServers = []string{"custom", "vllm", "triton", "torchserve", "tgi", "sglang"}
 
 // FleetModel is the name under which server serves the source's model in the mixed fleet: the
 // custom server keeps the source's names (its part is the default scenario unchanged), the

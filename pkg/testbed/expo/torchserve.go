@@ -8,13 +8,16 @@ import (
 )
 
 // The torchserve profile is TorchServe's metrics API in Prometheus mode: per-model microsecond
-// counters over every request (so rate(latency)/rate(requests) is the mean latency), host-level
+// counters over the answered requests only, while ts_inference_requests_total counts every
+// request on receipt (so rate(latency)/rate(requests) is the mean latency biased low by the
+// failed share, as on a real TorchServe), host-level
 // response counters without a model label (Requests5XX counts errors and timeouts alike), and
 // GPU utilisation in percent per DeviceId.
 //
 //	ts_inference_requests_total{model_name,model_version,hostname}       counter
-//	ts_inference_latency_microseconds{model_name,model_version,hostname} counter, µs (queue included)
-//	ts_queue_latency_microseconds{model_name,model_version,hostname}     counter, µs
+//	ts_inference_latency_microseconds{model_name,model_version,hostname} counter, µs (queue included;
+//	                                                                     answered requests only)
+//	ts_queue_latency_microseconds{model_name,model_version,hostname}     counter, µs (answered only)
 //	Requests2XX / Requests5XX{Level="Host",Hostname}                     counters
 //	GPUUtilization{Level="Host",DeviceId,Hostname}                       gauge, percent
 type torchserve struct{ n torchserveNames }
@@ -89,8 +92,8 @@ func (ts torchserve) families(src Source, inst string) []Family {
 		hostCounter("Requests2XX", RequestsOK),
 		hostCounter(n.errors5xx, Errors, Timeouts),
 		perGroup(n.requests, "Torchserve prometheus counter metric with unit: Count", func(g group) func(time.Time) Point { return g.count(src, Requests) }),
-		perGroup(n.latency, usHelp, func(g group) func(time.Time) Point { return g.total(src, Latency, Requests, 1e6) }),
-		perGroup(n.queue, usHelp, func(g group) func(time.Time) Point { return g.total(src, QueueTime, Requests, 1e6) }),
+		perGroup(n.latency, usHelp, func(g group) func(time.Time) Point { return g.total(src, Latency, RequestsOK, 1e6) }),
+		perGroup(n.queue, usHelp, func(g group) func(time.Time) Point { return g.total(src, QueueTime, RequestsOK, 1e6) }),
 		gpuUtil,
 	}
 }

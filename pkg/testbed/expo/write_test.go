@@ -192,7 +192,7 @@ func TestRustBoundFormat(t *testing.T) {
 }
 
 func TestLookupProfile(t *testing.T) {
-	if got := ProfileNames(); strings.Join(got, ",") != "custom,tgi,torchserve,triton,vllm" {
+	if got := ProfileNames(); strings.Join(got, ",") != "custom,sglang,tgi,torchserve,triton,vllm" {
 		t.Errorf("namings: %v", got)
 	}
 	for _, name := range ProfileNames() {
@@ -203,7 +203,7 @@ func TestLookupProfile(t *testing.T) {
 	if p, err := Lookup("custom"); err != nil || p.Name() != "custom" {
 		t.Errorf("custom: %v %v", p, err)
 	}
-	if _, err := Lookup("sglang"); err == nil || !strings.Contains(err.Error(), "custom") {
+	if _, err := Lookup("lmdeploy"); err == nil || !strings.Contains(err.Error(), "custom") {
 		t.Errorf("unknown profile error should list known ones: %v", err)
 	}
 }

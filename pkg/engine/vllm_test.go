@@ -53,6 +53,36 @@ func TestVLLMOnRealPrometheus(t *testing.T) {
 	t.Run("split phases", func(t *testing.T) { testVLLMPhases(t, b) })
 	t.Run("errors", func(t *testing.T) { testVLLMErrors(t, b) })
 	t.Run("sleep state", func(t *testing.T) { testVLLMSleepState(t, b) })
+	t.Run("KV cache as memory", func(t *testing.T) { testVLLMKVCacheMemory(t, b) })
+}
+
+// testVLLMKVCacheMemory: with kvCacheMemory (what the memory alert rules ask for) each GPU's
+// memory on a vLLM node is the node's fullest KV cache; without it, GPU memory used.
+func testVLLMKVCacheMemory(t *testing.T, b bed) {
+	s := b.s
+	slow := incident(t, s, testbed.ComputeSlowdown)
+	at := slow.Start.Add(10 * time.Minute)
+	from, to := at.Add(-5*time.Minute), at
+	node := InstanceNode(slow.Instance)
+	kv := b.run(t, fmt.Sprintf(`{"queryType":"gpu","metrics":["memory"],"instance":%q,"kvCacheMemory":true}`, slow.Instance), from, to, time.Minute)
+	plain := b.run(t, fmt.Sprintf(`{"queryType":"gpu","metrics":["memory"],"instance":%q}`, slow.Instance), from, to, time.Minute)
+	want := 0.0
+	for _, m := range s.Models() {
+		want = math.Max(want, s.KVCacheUsage(slow.Instance, m, at))
+	}
+	if len(kv.Series) != s.GPUsPerInstance() || len(plain.Series) != len(kv.Series) {
+		t.Fatalf("%d series with the KV cache, %d without", len(kv.Series), len(plain.Series))
+	}
+	for i, sr := range kv.Series {
+		last := len(sr.V) - 1
+		if sr.Labels["node"] != node || !near(sr.V[last], want, 1e-9) {
+			t.Errorf("%v: memory %.6g with the KV cache, want the node's fullest KV cache %.6g", sr.Labels, sr.V[last], want)
+		}
+		gpu := s.GPU(slow.Instance, i, at).MemUsedRatio
+		if p := plain.Series[i]; p.Labels["gpu"] == sr.Labels["gpu"] && math.Abs(p.V[len(p.V)-1]-want) < 1e-6 && math.Abs(gpu-want) > 1e-3 {
+			t.Errorf("%v: without kvCacheMemory the memory is the KV cache too", p.Labels)
+		}
+	}
 }
 
 func testVLLMPhases(t *testing.T, b bed) {

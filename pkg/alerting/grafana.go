@@ -283,6 +283,7 @@ func grafanaMainQuery(p Params, b *builder, s spec) (map[string]any, int64, bool
 	case "gpumem-p0", "gpumem-p1":
 		m := base("gpu", "memory")
 		m["metrics"] = []string{"memory"}
+		m["kvCacheMemory"] = true // nodes that pre-allocate (vLLM, SGLang) are judged by their KV cache
 		return m, tenMin, false
 	case "gpu-idle-p0":
 		m := base("gpu_idle_under_traffic", "idle_under_traffic")

@@ -106,8 +106,8 @@ func (b *builder) promRules(service, gpu bool, fleet []*builder) []PromRule {
 	alerts := map[string]string{
 		"latency-p0": fmt.Sprintf("%s > %s", b.rec(RecLatencyRatio), fmtFloat(p.LatencyCritRatio)),
 		"latency-p1": fmt.Sprintf("%s > %s", b.rec(RecLatencyRatio), fmtFloat(p.LatencyWarnRatio)),
-		"gpumem-p0":  fmt.Sprintf("%s > %s\nunless %s %s", RecGPUMemory, fmtFloat(p.GPUMemCrit), on(NodeLabel), RecNodeWarming),
-		"gpumem-p1":  fmt.Sprintf("%s > %s\nunless %s %s", RecGPUMemory, fmtFloat(p.GPUMemWarn), on(NodeLabel), RecNodeWarming),
+		"gpumem-p0":  b.memoryAbove(p.GPUMemCrit),
+		"gpumem-p1":  b.memoryAbove(p.GPUMemWarn),
 		// On a fleet the node recordings carry ServerLabel: the idle GPU counts as under traffic
 		// when any server on its node is above its own baseline (set operations take the
 		// duplicates on their right), and as warming when any server there is.
@@ -117,9 +117,9 @@ func (b *builder) promRules(service, gpu bool, fleet []*builder) []PromRule {
 		"errors-p0": fmt.Sprintf("%s > %s", b.rec(RecErrors), fmtFloat(p.ErrorRatio)),
 		"jitter-p1": fmt.Sprintf("%s > %s", b.rec(RecJitter), fmtFloat(p.JitterRatio)),
 		"queue-p1":  fmt.Sprintf("%s > %s", b.rec(RecQueueShare), fmtFloat(p.QueueShare)),
-		"gpumem-forecast-p2": fmt.Sprintf("(\n  predict_linear((%s)[%s:%s], %s) > %s\n  and %s <= %s\n)\nunless %s %s",
+		"gpumem-forecast-p2": fmt.Sprintf("(\n  predict_linear((%s)[%s:%s], %s) > %s\n  and %s <= %s\n)\nunless %s %s\nunless %s %s",
 			b.gpuMemory(), promDuration(p.ForecastWindow), promDuration(p.SubqueryStep), fmtSeconds(p.ForecastHorizon),
-			fmtFloat(p.ForecastThreshold), RecGPUMemory, fmtFloat(p.ForecastThreshold), on(NodeLabel), RecNodeWarming),
+			fmtFloat(p.ForecastThreshold), RecGPUMemory, fmtFloat(p.ForecastThreshold), on(NodeLabel), RecNodeWarming, on(NodeLabel), b.kvCacheByNode()),
 		"cache-drop-p2":  fmt.Sprintf("%s / %s < %s", b.rec(RecCacheHits), b.rec(RecCacheBaseline), fmtFloat(p.CacheDropRatio)),
 		"warmup-long-p2": b.warmupLong(),
 	}

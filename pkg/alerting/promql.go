@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inferscope/inferscope/pkg/engine"
 	"github.com/inferscope/inferscope/pkg/gpufields"
 	"github.com/inferscope/inferscope/pkg/profile"
 	"github.com/inferscope/inferscope/pkg/prom"
@@ -389,6 +390,22 @@ func (b *builder) gpuUtilMaxOver(d time.Duration) string {
 
 // gpuMemory is the memory ratio per node and GPU.
 func (b *builder) gpuMemory() string { return b.gpuByKey(gpuMemoryRaw) }
+
+// kvCacheByNode is the fullest KV cache of each node's servers, 0..1 (labels: NodeLabel): the
+// memory-pressure signal of a node that pre-allocates. GPU memory rules leave these nodes out
+// and read it instead.
+func (b *builder) kvCacheByNode() string {
+	return fmt.Sprintf("max %s (%s)", by(NodeLabel), b.nodeOf(selector(engine.KVCacheNames(), "", nil)))
+}
+
+// memoryAbove is the memory rules' signal above a line, per node and GPU: GPU memory used on
+// nodes without a KV-cache server; on nodes with one, the fullest KV cache, given to each of the
+// node's GPUs (so the alert keeps its GPU and links); warming nodes left out.
+func (b *builder) memoryAbove(line float64) string {
+	kv := b.kvCacheByNode()
+	return fmt.Sprintf("(\n  (%s > %s unless %s %s)\n  or\n  (0 * %s + %s group_left () %s) > %s\n)\nunless %s %s",
+		RecGPUMemory, fmtFloat(line), on(NodeLabel), kv, RecGPUMemory, on(NodeLabel), kv, fmtFloat(line), on(NodeLabel), RecNodeWarming)
+}
 
 // dayMeans averages expr over the same time-of-day window on each previous day, one series per
 // day (dayLabel "1" … "n"). It reads history through subqueries, so it works from the first

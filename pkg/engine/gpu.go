@@ -30,7 +30,7 @@ var (
 		Doc: "Which measurements; also the series names."}
 	gpuSpec = TypeSpec{Name: "gpu", Title: "GPU", Filters: gpuSelection, Profile: ProfileOptional, parse: parseGPU,
 		Doc:    "Per-GPU utilisation, memory used (85 % / 92 % lines), temperature and power from Prometheus.",
-		Fields: []FieldSpec{fieldGPUMetrics}}
+		Fields: []FieldSpec{fieldGPUMetrics, fieldKVCacheMemory}}
 )
 
 func gpuMetricNames() []string {
@@ -601,7 +601,8 @@ func (x *Exec) gpuModelNotice() {
 // gpuQuery is the `gpu` type: per GPU utilisation, memory used / total (with the 85 % and
 // 92 % thresholds), temperature and power, one range query per measurement.
 type gpuQuery struct {
-	metrics []GPUMetric
+	metrics       []GPUMetric
+	kvCacheMemory bool
 }
 
 func parseGPU(_ Common, f Fields) (Runner, error) {
@@ -613,7 +614,11 @@ func parseGPU(_ Common, f Fields) (Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return gpuQuery{metrics: ms}, nil
+	kv, err := f.Bool(fieldKVCacheMemory.Name, false)
+	if err != nil {
+		return nil, err
+	}
+	return gpuQuery{metrics: ms, kvCacheMemory: kv}, nil
 }
 
 var gpuMetricTitle = map[GPUMetric]string{
@@ -635,6 +640,9 @@ func (gq gpuQuery) Run(ctx context.Context, x *Exec) error {
 			return err
 		}
 		vals[i] = mergeGPU(gq.metrics[i], raws, len(g.t))
+		if gq.metrics[i] == GPUMemory && gq.kvCacheMemory {
+			return x.kvCacheMemory(ctx, g, &vals[i])
+		}
 		return nil
 	})
 	if err != nil {

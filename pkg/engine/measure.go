@@ -194,7 +194,7 @@ func (pl *latencyPlan) plan(r latencyReq, dst *[]stat) error {
 		x.Notice(Warning, fmt.Sprintf("%s: percentiles do not exist for this metric (%s), only the mean", x.prof.Title, m.Kind))
 		quants = nil
 	}
-	ms := x.matchers(x.scopeOf(m), m.Matchers)
+	ms := x.measureMatchers(x.scopeOf(m), m)
 	if len(quants) > 0 && m.Kind == profile.Histogram && pl.serverQuantiles && len(m.Metrics) == 1 {
 		pl.serverHistogramQuantiles(m, ms, quants, dst)
 	} else if len(quants) > 0 && m.Kind == profile.Histogram {
@@ -400,7 +400,7 @@ func (x *Exec) rates(ctx context.Context, reqs ...rateReq) ([][]derive.Series, e
 	var parts []part
 	spans := make([][2]int, len(reqs))
 	for i, r := range reqs {
-		ps := rateParts(r.m.Metrics, x.matchers(x.scopeOf(r.m), r.m.Matchers), r.by)
+		ps := rateParts(r.m.Metrics, x.measureMatchers(x.scopeOf(r.m), r.m), r.by)
 		spans[i] = [2]int{len(parts), len(ps)}
 		parts = append(parts, ps...)
 	}
@@ -451,7 +451,7 @@ func (x *Exec) scopeOf(m profile.Measure) scope {
 // offset: what Prometheus computes when nothing is filtered. Summary quantiles come per instance
 // with the quantile label, for the caller to pick.
 func (x *Exec) latencyExpr(m profile.Measure, q float64, by []string, offset time.Duration) (string, error) {
-	return x.latencyExprWith(m, q, by, offset, x.matchers(x.scopeOf(m), m.Matchers))
+	return x.latencyExprWith(m, q, by, offset, x.measureMatchers(x.scopeOf(m), m))
 }
 
 // latencyExprWith is latencyExpr with the selectors' matchers given.

@@ -2,11 +2,13 @@ package engine
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/inferscope/inferscope/pkg/profile"
 	"github.com/inferscope/inferscope/pkg/prom"
 )
 
@@ -36,6 +38,21 @@ func (x *Exec) matchers(sc scope, fixed map[string]string) []prom.Matcher {
 		ms = append(ms, valuesMatcher(x.instanceLabel, x.q.Instance))
 	}
 	ms = append(ms, prom.EqAll(fixed)...)
+	return ms
+}
+
+// measureMatchers are x.matchers with the measure's fixed matchers.
+func (x *Exec) measureMatchers(sc scope, m profile.Measure) []prom.Matcher {
+	return append(x.matchers(sc, nil), fixedMatchers(m)...)
+}
+
+// fixedMatchers are a measure's fixed equality matchers, then its set matchers (OneOf), each in
+// label order so that the selector's text is stable.
+func fixedMatchers(m profile.Measure) []prom.Matcher {
+	ms := prom.EqAll(m.Matchers)
+	for _, label := range slices.Sorted(maps.Keys(m.OneOf)) {
+		ms = append(ms, prom.In(label, m.OneOf[label]...))
+	}
 	return ms
 }
 

@@ -124,7 +124,7 @@ func builderExprs(t *testing.T, x *Exec) []string {
 					}
 				}
 			case profile.Counter:
-				sel, err := selector(m.Metrics, x.matchers(scopeModelVersion, m.Matchers))
+				sel, err := selector(m.Metrics, x.measureMatchers(scopeModelVersion, m))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -158,6 +158,22 @@ func testExec(t *testing.T, p profile.Profile, c Common) *Exec {
 	return x
 }
 
+// fixedLabels are the labels a profile's measures match by fixed values (Matchers, OneOf).
+func fixedLabels(p profile.Profile) map[string]bool {
+	out := map[string]bool{}
+	for _, ms := range p.Roles {
+		for _, m := range ms {
+			for l := range m.Matchers {
+				out[l] = true
+			}
+			for l := range m.OneOf {
+				out[l] = true
+			}
+		}
+	}
+	return out
+}
+
 func TestPromQLSelectionIsExact(t *testing.T) {
 	for _, p := range profile.All() {
 		for _, v := range hostileValues {
@@ -170,7 +186,7 @@ func TestPromQLSelectionIsExact(t *testing.T) {
 			if x.versionLabel != "" {
 				want[x.versionLabel] = c.Version
 			}
-			allowed := map[string]bool{"status": true, "finished_reason": true, "reason": true}
+			allowed := fixedLabels(p)
 			for _, e := range builderExprs(t, x) {
 				checkSelection(t, e, want, allowed)
 			}
@@ -260,7 +276,7 @@ func TestQueriesAcceptedByPrometheus(t *testing.T) {
 					want[p.VersionLabel] = []string{v}
 				}
 				for _, expr := range res.Queries {
-					checkSelection(t, expr, want, map[string]bool{"status": true, "finished_reason": true, "reason": true})
+					checkSelection(t, expr, want, fixedLabels(p))
 				}
 			}
 		}

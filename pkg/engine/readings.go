@@ -71,7 +71,7 @@ func (r *Reader) roleExpr(role profile.Role, q RoleQuery) (string, bool, string)
 	if len(q.Instances) > 0 {
 		ms = append(ms, valuesMatcher(inst, q.Instances))
 	}
-	ms = append(ms, prom.EqAll(m.Matchers)...)
+	ms = append(ms, fixedMatchers(m)...)
 	// sumBy writes sum by (instance) (f(metric{…})) for each metric of names, added together.
 	sumBy := func(names []string, rate bool) (string, error) {
 		var parts []string
@@ -189,7 +189,7 @@ func (r *Reader) windowMeanExpr(q WindowMeanQuery) (string, string) {
 	if len(q.Instances) > 0 {
 		ms = append(ms, prom.In(r.e.instanceLabel(), q.Instances...))
 	}
-	ms = append(ms, prom.EqAll(m.Matchers)...)
+	ms = append(ms, fixedMatchers(m)...)
 	var parts [2]string
 	for i, name := range names {
 		sel, err := sortedSelector(name, ms...)
@@ -236,7 +236,7 @@ func (r *Reader) DeployEvents(ctx context.Context, from, to time.Time, interval 
 	if vl != "" {
 		by = append(by, vl)
 	}
-	sel, err := sortedSelector("", append([]prom.Matcher{prom.In("__name__", m.Metrics...)}, prom.EqAll(m.Matchers)...)...)
+	sel, err := sortedSelector("", append([]prom.Matcher{prom.In("__name__", m.Metrics...)}, fixedMatchers(m)...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,7 @@ var (
 	fieldBaselineWindow = FieldSpec{Name: "baselineWindow", Label: "Baseline window", Kind: KindDuration,
 		Default: derive.DefaultSplitOptions().BaselineWindow, Min: 60, Max: 86400, Doc: "How far back each segment's own baseline reaches."}
 	splitSpec = TypeSpec{Name: "split", Title: "Split", Filters: modelAndInstance, parse: parseSplit,
-		Doc:    "Queue, compute and network time per model/version, their shares and the dominant segment (regime).",
+		Doc:    "Queue, compute and network time per model/version, their shares and the dominant segment (regime); compute's prefill and decode phases where the server times them.",
 		Fields: []FieldSpec{fieldBaselineWindow, fieldServiceBy}}
 )
 
@@ -68,6 +68,7 @@ func (sq splitQuery) Run(ctx context.Context, x *Exec) error {
 	} else if network, e2e, okN = networkSegment(x); okN {
 		reqs = append(reqs, latencyReq{network, []float64{0}}, latencyReq{e2e, []float64{0}})
 	}
+	phases := phaseReqs(x, &reqs)
 	for _, r := range reqs {
 		x.measureNotice(r.m)
 	}
@@ -76,6 +77,7 @@ func (sq splitQuery) Run(ctx context.Context, x *Exec) error {
 		return err
 	}
 	qs, cs := read[0], read[1]
+	phases.index(read, by)
 	nBy, nKeys := map[string]derive.Series{}, by
 	if okN {
 		if nBy, err = differences(read[2], read[3], by); err != nil {
@@ -101,6 +103,9 @@ func (sq splitQuery) Run(ctx context.Context, x *Exec) error {
 			in.Network = n
 		}
 		if err := sq.addSegments(x, t, q.Labels, in); err != nil {
+			return err
+		}
+		if err := phases.add(x, t, q.Labels, key, c); err != nil {
 			return err
 		}
 	}

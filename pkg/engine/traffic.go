@@ -15,7 +15,7 @@ var (
 	throughputSpec = TypeSpec{Name: "throughput", Title: "Throughput", Filters: modelAndInstance, parse: parseThroughput,
 		Doc: "Requests per second, summed as chosen.", Fields: []FieldSpec{fieldThroughputBy}}
 	errorsSpec = TypeSpec{Name: "errors", Title: "Errors", Filters: modelAndInstance, parse: parseErrors,
-		Doc: "Error ratio and timeout ratio per model/version.", Fields: []FieldSpec{fieldServiceBy}}
+		Doc: "Error ratio and timeout ratio per model/version; admission rejections and HTTP 5xx where the server counts them.", Fields: []FieldSpec{fieldServiceBy}}
 )
 
 // throughputQuery: requests per second, summed by the chosen labels.
@@ -151,7 +151,7 @@ func (eq errorsQuery) Run(ctx context.Context, x *Exec) error {
 			}
 		}
 	}
-	return nil
+	return serverFailures(ctx, x, req, by, hostBy)
 }
 
 // addFailure adds a failure kind's ratio and its rate (no failures while requests flow is 0).

@@ -85,7 +85,7 @@ func (x *Exec) signalsExpr() (string, error) {
 	il := x.instanceLabel
 	var parts []string
 	if m, ok, _ := x.resolve(profile.LoadState); ok {
-		sel, err := selector(m.Metrics, x.matchers(scopeModel, m.Matchers))
+		sel, err := selector(m.Metrics, x.measureMatchers(scopeModel, m))
 		if err != nil {
 			return "", err
 		}
@@ -102,7 +102,7 @@ func (x *Exec) signalsExpr() (string, error) {
 		}
 		return strings.Join(parts, " or "), nil
 	}
-	ms := x.matchers(x.scopeOf(req), req.Matchers)
+	ms := x.measureMatchers(x.scopeOf(req), req)
 	reqSel, err := selector(req.Metrics, ms)
 	if err != nil {
 		return "", err
@@ -112,7 +112,7 @@ func (x *Exec) signalsExpr() (string, error) {
 		return "", err
 	}
 	if m, ok, _ := x.resolve(profile.ProcessStart); ok {
-		sel, err := selector(m.Metrics, x.matchers(scopeInstance, m.Matchers))
+		sel, err := selector(m.Metrics, x.measureMatchers(scopeInstance, m))
 		if err != nil {
 			return "", err
 		}

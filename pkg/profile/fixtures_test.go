@@ -9,6 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/inferscope/pkg/profile"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
 )
 
@@ -22,7 +27,9 @@ var promtoolFindings = map[string][]string{
 		"metric names should not contain ':'",
 		"sglang:prompt_tokens_histogram metric name should not include type 'histogram'",
 	},
-	"torchserve.prom":          torchServeFindings,
+	"torchserve.prom": torchServeFindings,
+	// vLLM's names are vllm:* (the colon).
+	"vllm_current.prom":        {"metric names should not contain ':'"},
 	"torchserve_frontend.prom": torchServeFindings,
 }
 
@@ -59,5 +66,53 @@ func TestFixturesPassPromtool(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestVLLMCurrentFixture: every role the vllm profile declares resolves from the current vLLM
+// exposition (testdata/vllm_current.prom, written from the names and labels read at vLLM's
+// source; TestFixturesPassPromtool checks it with promtool) to its first choice: the current
+// names, not the fallbacks of older releases.
+func TestVLLMCurrentFixture(t *testing.T) {
+	body, err := os.ReadFile(filepath.Join("testdata", "vllm_current.prom"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	present := map[string]bool{}
+	var names []string
+	for name, fam := range fams {
+		ns := []string{name}
+		if fam.GetType() == dto.MetricType_HISTOGRAM {
+			ns = []string{name + "_bucket", name + "_sum", name + "_count"}
+		}
+		for _, n := range ns {
+			present[n] = true
+			names = append(names, n)
+		}
+	}
+	p, det := profile.Detect(names)
+	if !det.Found || p.Name != "vllm" || det.Ambiguous {
+		t.Fatalf("detected %+v", det)
+	}
+	for _, role := range profile.AllRoles {
+		ms, why := p.Measures(role)
+		if len(ms) == 0 {
+			t.Logf("%s: not measured: %s", role, why)
+			continue
+		}
+		m, ok, why := p.Resolve(role, present)
+		if !ok {
+			t.Errorf("role %s does not resolve: %s", role, why)
+			continue
+		}
+		if m.Metrics[0] != ms[0].Metrics[0] {
+			t.Errorf("role %s resolves to %v, want the current name %v", role, m.Metrics, ms[0].Metrics)
+		}
+		t.Logf("%s: %v %v %v", role, m.Metrics, m.Matchers, m.OneOf)
 	}
 }

@@ -40,6 +40,15 @@ const (
 	Fallback     Role = "fallback"
 	ProcessStart Role = "process_start" // Unix seconds
 	GPUUtil      Role = "gpu_util"      // ratio 0..1 as the server sees it
+	// LLM servers split compute into the prompt's prefill and the token-by-token decode.
+	PrefillTime Role = "prefill_time" // compute's prefill phase (prompt processing, up to the first token)
+	DecodeTime  Role = "decode_time"  // compute's decode phase (first to last token)
+	// WaitingDeferred: waiting requests held back by something other than a lack of capacity
+	// (vLLM's reason="deferred"); the rest of Waiting waits for capacity (load).
+	WaitingDeferred Role = "waiting_deferred"
+	Rejections      Role = "rejections"    // requests refused at admission (never queued or counted as finished)
+	HTTPErrors      Role = "http_errors"   // HTTP 5xx answers of the inference endpoints
+	HTTPRequests    Role = "http_requests" // every HTTP answer of the inference endpoints (HTTPErrors' denominator)
 )
 
 // AllRoles lists every role in a stable order; every profile says, for each
@@ -48,7 +57,7 @@ var AllRoles = []Role{
 	Requests, Errors, Timeouts, Latency, QueueTime, ComputeTime, NetworkTime,
 	QueueDepth, Running, Waiting, CacheHits, CacheQueries, KVCacheUsage, Preemptions,
 	LoadState, BatchSize, InputLength, TimeToFirst, InterToken, Confidence, Fallback,
-	ProcessStart, GPUUtil,
+	ProcessStart, GPUUtil, PrefillTime, DecodeTime, WaitingDeferred, Rejections, HTTPErrors, HTTPRequests,
 }
 
 // Kind is how a role's series are measured.
@@ -119,6 +128,10 @@ type Measure struct {
 	Count []string
 	// Matchers are fixed label matchers, e.g. status="error".
 	Matchers map[string]string
+	// OneOf are fixed set matchers: the label must be one of the values (rendered as an
+	// escaped label=~"a|b"), e.g. the HTTP handlers that serve inference. The engine's reads
+	// (rates, latencies, readings, warm-up) honour them.
+	OneOf map[string][]string
 	// QuantileLabel names a Summary's quantile label ("" = sum/count only).
 	QuantileLabel string
 	// PerInstance: the series carry no model or version label, only the scrape target's (a

@@ -63,6 +63,7 @@ func TestDetectFixtures(t *testing.T) {
 	}{
 		{"custom.prom", "custom"},
 		{"vllm.prom", "vllm"},
+		{"vllm_current.prom", "vllm"},
 		{"vllm_legacy.prom", "vllm"},
 		{"triton.prom", "triton"},
 		{"torchserve.prom", "torchserve"},
@@ -86,10 +87,19 @@ func TestDetectFixtures(t *testing.T) {
 	}
 }
 
+// roleFixture is the fixture of each profile that holds every name the profile reads: the
+// current vLLM release's exposition for vllm, NAME.prom for the others.
+func roleFixture(name string) string {
+	if name == "vllm" {
+		return "vllm_current.prom"
+	}
+	return name + ".prom"
+}
+
 func TestEveryDeclaredRoleResolvesFromItsFixture(t *testing.T) {
 	for _, name := range Names() {
 		p, _ := ByName(name)
-		present := set(seriesNames(t, name+".prom"))
+		present := set(seriesNames(t, roleFixture(name)))
 		for role := range p.Roles {
 			if _, ok, why := p.Resolve(role, present); !ok {
 				t.Errorf("%s: role %s does not resolve from its fixture: %s", name, role, why)

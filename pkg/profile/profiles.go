@@ -52,16 +52,44 @@ var custom = Profile{
 		CacheQueries: {counter(UnitCount, "compiled-graph (JIT) cache lookups, one per executed batch", "inference_compile_cache_requests_total")},
 	},
 	Missing: map[Role]string{
-		KVCacheUsage: "the custom service has no KV cache",
-		Preemptions:  "the custom service does not preempt requests",
-		TimeToFirst:  "the custom service does not stream tokens",
-		InterToken:   "the custom service does not stream tokens",
+		KVCacheUsage:    "the custom service has no KV cache",
+		Preemptions:     "the custom service does not preempt requests",
+		TimeToFirst:     "the custom service does not stream tokens",
+		InterToken:      "the custom service does not stream tokens",
+		PrefillTime:     "the custom service " + noPrefillDecode,
+		DecodeTime:      "the custom service " + noPrefillDecode,
+		WaitingDeferred: "the custom service " + noDeferred,
+		Rejections:      "the custom service " + noRejections,
+		HTTPErrors:      "the custom service " + noHTTP,
+		HTTPRequests:    "the custom service " + noHTTP,
 	},
 	Signature: []string{
 		"inference_requests_total", "inference_latency_seconds_bucket", "inference_queue_seconds_bucket",
 		"inference_compute_seconds_bucket", "inference_queue_size", "model_loading_status",
 	},
 }
+
+// VLLMInferenceHandlers are the OpenAI-compatible API server's routes that run the model (those
+// vLLM's sleep mode answers with 503): HTTP errors of other routes (/health, /v1/models,
+// /metrics, /tokenize) are not failed inference requests.
+var VLLMInferenceHandlers = []string{
+	"/v1/completions", "/v1/chat/completions", "/v1/responses", "/v1/embeddings", "/pooling", "/classify",
+	"/score", "/v1/score", "/rerank", "/v1/rerank", "/v2/rerank", "/v1/audio/transcriptions", "/v1/audio/translations", "/invocations",
+}
+
+// HTTP5xx are the status label values of a server error: prometheus-fastapi-instrumentator
+// groups them as "5xx" by default (vLLM's setting) and writes the code itself when grouping is off.
+var HTTP5xx = []string{"5xx", "500", "501", "502", "503", "504", "505", "506", "507", "508", "510", "511"}
+
+const (
+	vllmDeferredNote   = "waiting requests held back for a reason other than capacity (reason=\"deferred\": e.g. waiting for a LoRA adapter slot, a remote KV transfer or a grammar); the rest of vllm:num_requests_waiting (reason=\"capacity\") waits for room in the batch or the KV cache"
+	vllmRejectionsNote = "requests refused at admission with HTTP 503 (every reason label): they never reach the engine, so vllm:request_success_total does not count them"
+	vllmHTTPErrorsNote = "HTTP 5xx answers of the inference endpoints (http_requests_total of the API server, no model label): admission rejections (503) and engine failures that failed the whole response; an error after a streamed response began answers 200 and is counted by finished_reason=\"error\" only"
+	noPrefillDecode    = "splits its compute into no prefill and decode phases"
+	noDeferred         = "exports no reason for waiting requests; every waiting request is taken as load"
+	noRejections       = "exports no admission-rejection counter apart from its failures"
+	noHTTP             = "exports no HTTP status counter of its own; its failure counter is the errors"
+)
 
 // vllm follows vLLM's V1 Prometheus logger: histograms in seconds with
 // coarse buckets (0.3 s upwards), labels model_name and engine. Older
@@ -80,9 +108,23 @@ var vllm = Profile{
 		Latency:     {hist("vllm:e2e_request_latency_seconds", UnitSeconds, "coarse buckets from 0.3 s: short requests all fall in the first bucket")},
 		QueueTime:   {hist("vllm:request_queue_time_seconds", UnitSeconds, "time in the WAITING state")},
 		ComputeTime: {hist("vllm:request_inference_time_seconds", UnitSeconds, "time in the RUNNING state (prefill + decode)")},
+		PrefillTime: {hist("vllm:request_prefill_time_seconds", UnitSeconds, "time in the RUNNING state up to the first token (the prompt's prefill)")},
+		DecodeTime:  {hist("vllm:request_decode_time_seconds", UnitSeconds, "time in the RUNNING state from the first to the last token (decode)")},
 		QueueDepth:  {gauge("vllm:num_requests_waiting", 1, UnitRequests, "")},
 		Running:     {gauge("vllm:num_requests_running", 1, UnitRequests, "")},
 		Waiting:     {gauge("vllm:num_requests_waiting", 1, UnitRequests, "")},
+		WaitingDeferred: {{Kind: Gauge, Metrics: []string{"vllm:num_requests_waiting_by_reason"}, Matchers: map[string]string{"reason": "deferred"},
+			Scale: 1, Unit: UnitRequests, Note: vllmDeferredNote}},
+		Rejections: {counter(UnitRequests, vllmRejectionsNote, "vllm:admission_rejections_total")},
+		HTTPErrors: {{Kind: Counter, Metrics: []string{"http_requests_total"}, OneOf: map[string][]string{"handler": VLLMInferenceHandlers, "status": HTTP5xx},
+			PerInstance: true, Scale: 1, Unit: UnitRequests, Note: vllmHTTPErrorsNote}},
+		HTTPRequests: {{Kind: Counter, Metrics: []string{"http_requests_total"}, OneOf: map[string][]string{"handler": VLLMInferenceHandlers},
+			PerInstance: true, Scale: 1, Unit: UnitRequests, Note: "HTTP answers of the inference endpoints, every status (the API server's http_requests_total)"}},
+		LoadState: {
+			{Kind: Gauge, Metrics: []string{"vllm:engine_sleep_state"}, Matchers: map[string]string{"sleep_state": "awake"}, Scale: 1, Unit: UnitCount,
+				Note: "sleep_state=\"awake\": 1 awake and serving, 0 asleep (sleep level 1 offloads the weights, level 2 discards them; inference endpoints answer 503 meanwhile)"},
+			gauge("vllm:engine_healthy", 1, UnitCount, "1 the engine is healthy, 0 not (releases without the sleep-state gauge)"),
+		},
 		CacheHits: {
 			counter(UnitTokens, "prefix cache hits, in tokens", "vllm:prefix_cache_hits_total"),
 			counter(UnitTokens, "prefix cache hits, in tokens (pre-0.10 name)", "vllm:gpu_prefix_cache_hits_total"),
@@ -109,7 +151,6 @@ var vllm = Profile{
 	Missing: map[Role]string{
 		Timeouts:    "vLLM has no timeout counter; requests the client gave up on end with finished_reason=\"abort\"",
 		NetworkTime: "the network segment needs a gateway (or proxy) upstream-time histogram; vLLM only measures its own time",
-		LoadState:   "vLLM exports no load-state metric (its /metrics endpoint only answers once the engine is up); warm-up is taken from process start, counter resets and first appearance",
 		Confidence:  "vLLM does not export prediction confidence; it is a business metric the application has to expose",
 		Fallback:    "vLLM has no fallback path; fallbacks are counted by the application in front of it",
 		GPUUtil:     "vLLM exports no GPU utilisation; it comes from the Inferscope probe (or dcgm-exporter)",
@@ -162,17 +203,23 @@ var triton = Profile{
 		GPUUtil: {gauge("nv_gpu_utilization", 1, UnitRatio, "from Triton's own DCGM collection, per gpu_uuid")},
 	},
 	Missing: map[Role]string{
-		NetworkTime:  "the network segment needs a gateway (or proxy) upstream-time histogram; Triton only measures its own time (server overhead = request − queue − compute)",
-		Running:      "Triton exports no count of executing requests",
-		KVCacheUsage: "Triton's core metrics have no KV cache; TensorRT-LLM backends export their own nv_trt_llm_* gauges",
-		Preemptions:  "Triton does not preempt requests",
-		LoadState:    "Triton exports no model readiness metric (readiness is its /v2/models/{name}/ready API); warm-up is taken from counter resets and first appearance",
-		InputLength:  "Triton exports no input size distribution",
-		TimeToFirst:  "Triton's core metrics have no time to first token (nv_inference_first_response_histogram_ms exists only for decoupled models when histograms are enabled)",
-		InterToken:   "Triton's core metrics have no inter-token latency",
-		Confidence:   "Triton does not export prediction confidence; it is a business metric the application has to expose",
-		Fallback:     "Triton has no fallback path; fallbacks are counted by the application in front of it",
-		ProcessStart: "Triton's metrics endpoint has no process_start_time_seconds; restarts are detected from counter resets",
+		NetworkTime:     "the network segment needs a gateway (or proxy) upstream-time histogram; Triton only measures its own time (server overhead = request − queue − compute)",
+		Running:         "Triton exports no count of executing requests",
+		KVCacheUsage:    "Triton's core metrics have no KV cache; TensorRT-LLM backends export their own nv_trt_llm_* gauges",
+		Preemptions:     "Triton does not preempt requests",
+		LoadState:       "Triton exports no model readiness metric (readiness is its /v2/models/{name}/ready API); warm-up is taken from counter resets and first appearance",
+		InputLength:     "Triton exports no input size distribution",
+		TimeToFirst:     "Triton's core metrics have no time to first token (nv_inference_first_response_histogram_ms exists only for decoupled models when histograms are enabled)",
+		InterToken:      "Triton's core metrics have no inter-token latency",
+		Confidence:      "Triton does not export prediction confidence; it is a business metric the application has to expose",
+		Fallback:        "Triton has no fallback path; fallbacks are counted by the application in front of it",
+		ProcessStart:    "Triton's metrics endpoint has no process_start_time_seconds; restarts are detected from counter resets",
+		PrefillTime:     "Triton's core metrics have no prefill/decode split (its compute is input + infer + output)",
+		DecodeTime:      "Triton's core metrics have no prefill/decode split (its compute is input + infer + output)",
+		WaitingDeferred: "Triton " + noDeferred,
+		Rejections:      "Triton counts rejected requests as nv_inference_request_failure{reason=\"REJECTED\"}, read as its timeouts",
+		HTTPErrors:      "Triton " + noHTTP,
+		HTTPRequests:    "Triton " + noHTTP,
 	},
 	Signature: []string{
 		"nv_inference_request_success", "nv_inference_request_failure", "nv_inference_request_duration_us",
@@ -207,28 +254,36 @@ var torchserve = Profile{
 		GPUUtil: {gauge("GPUUtilization", 0.01, UnitRatio, "per host and DeviceId, in percent, sampled once a minute")},
 	},
 	Missing: map[Role]string{
-		Timeouts:     "TorchServe has no timeout counter; timed-out requests are among the 5xx responses",
-		NetworkTime:  "the network segment needs a gateway (or proxy) upstream-time histogram; TorchServe only measures its own time",
-		QueueDepth:   "TorchServe exports no queue length; queue time is in ts_queue_latency_microseconds",
-		Running:      "TorchServe exports no count of executing requests",
-		Waiting:      "TorchServe exports no queue length",
-		CacheHits:    "TorchServe has no cache metrics",
-		CacheQueries: "TorchServe has no cache metrics",
-		KVCacheUsage: "TorchServe has no KV cache metrics",
-		Preemptions:  "TorchServe does not preempt requests",
-		LoadState:    "TorchServe exports no readiness metric (worker status is in its management API); warm-up is taken from counter resets and first appearance",
-		BatchSize:    "TorchServe exports no batch size distribution",
-		InputLength:  "TorchServe exports no input size distribution",
-		TimeToFirst:  "TorchServe exports no time to first token",
-		InterToken:   "TorchServe exports no inter-token latency",
-		Confidence:   "TorchServe does not export prediction confidence; a handler can publish it as a custom metric",
-		Fallback:     "TorchServe has no fallback path; fallbacks are counted by the application in front of it",
-		ProcessStart: "TorchServe's metrics endpoint has no process_start_time_seconds; restarts are detected from counter resets",
+		Timeouts:        "TorchServe has no timeout counter; timed-out requests are among the 5xx responses",
+		NetworkTime:     "the network segment needs a gateway (or proxy) upstream-time histogram; TorchServe only measures its own time",
+		QueueDepth:      "TorchServe exports no queue length; queue time is in ts_queue_latency_microseconds",
+		Running:         "TorchServe exports no count of executing requests",
+		Waiting:         "TorchServe exports no queue length",
+		CacheHits:       "TorchServe has no cache metrics",
+		CacheQueries:    "TorchServe has no cache metrics",
+		KVCacheUsage:    "TorchServe has no KV cache metrics",
+		Preemptions:     "TorchServe does not preempt requests",
+		LoadState:       "TorchServe exports no readiness metric (worker status is in its management API); warm-up is taken from counter resets and first appearance",
+		BatchSize:       "TorchServe exports no batch size distribution",
+		InputLength:     "TorchServe exports no input size distribution",
+		TimeToFirst:     "TorchServe exports no time to first token",
+		InterToken:      "TorchServe exports no inter-token latency",
+		Confidence:      "TorchServe does not export prediction confidence; a handler can publish it as a custom metric",
+		Fallback:        "TorchServe has no fallback path; fallbacks are counted by the application in front of it",
+		ProcessStart:    "TorchServe's metrics endpoint has no process_start_time_seconds; restarts are detected from counter resets",
+		PrefillTime:     "TorchServe " + noPrefillDecode,
+		DecodeTime:      "TorchServe " + noPrefillDecode,
+		WaitingDeferred: "TorchServe exports no queue length, let alone reasons",
+		Rejections:      "TorchServe " + noRejections + " (a full job queue answers 503, among Requests5XX)",
+		HTTPErrors:      "TorchServe's HTTP 5xx counter (Requests5XX) is its errors already",
+		HTTPRequests:    "TorchServe's HTTP 5xx counter (Requests5XX) is its errors already",
 	},
 	Signature: []string{"ts_inference_requests_total", "ts_inference_latency_microseconds", "ts_queue_latency_microseconds"},
 	Enable: "metrics_mode=prometheus in config.properties (or TS_METRICS_MODE=prometheus): in its default log mode TorchServe " +
 		"writes its metrics to ts_metrics.log and its metrics API (port 8082) serves none",
 }
+
+const tgiForwardNote = "TGI's tgi_batch_forward_duration{method=\"prefill\"|\"decode\"} times whole batch forward passes, not requests: a request takes one prefill pass and many decode passes shared with others, so it is not a per-request split of compute"
 
 // tgi follows Text Generation Inference's router metrics (histograms in
 // seconds, counters without the _total suffix).
@@ -250,18 +305,24 @@ var tgi = Profile{
 		InterToken:  {hist("tgi_request_mean_time_per_token_duration", UnitSeconds, "mean time per token of each request")},
 	},
 	Missing: map[Role]string{
-		Timeouts:     "TGI has no timeout counter; failures are counted by err label in tgi_request_failure",
-		NetworkTime:  "the network segment needs a gateway (or proxy) upstream-time histogram; TGI only measures its own time",
-		CacheHits:    "TGI exports no prefix cache metrics",
-		CacheQueries: "TGI exports no prefix cache metrics",
-		KVCacheUsage: "TGI exports no KV cache usage",
-		Preemptions:  "TGI exports no preemption count",
-		LoadState:    "TGI exports no load-state metric (its router only starts once the shards are ready; readiness is its /health endpoint); warm-up is taken from counter resets and first appearance",
-		TimeToFirst:  "TGI exports no time to first token histogram",
-		Confidence:   "TGI does not export prediction confidence; it is a business metric the application has to expose",
-		Fallback:     "TGI has no fallback path; fallbacks are counted by the application in front of it",
-		ProcessStart: "TGI's metrics endpoint has no process_start_time_seconds; restarts are detected from counter resets",
-		GPUUtil:      "TGI exports no GPU utilisation; it comes from the Inferscope probe (or dcgm-exporter)",
+		Timeouts:        "TGI has no timeout counter; failures are counted by err label in tgi_request_failure",
+		NetworkTime:     "the network segment needs a gateway (or proxy) upstream-time histogram; TGI only measures its own time",
+		CacheHits:       "TGI exports no prefix cache metrics",
+		CacheQueries:    "TGI exports no prefix cache metrics",
+		KVCacheUsage:    "TGI exports no KV cache usage",
+		Preemptions:     "TGI exports no preemption count",
+		LoadState:       "TGI exports no load-state metric (its router only starts once the shards are ready; readiness is its /health endpoint); warm-up is taken from counter resets and first appearance",
+		TimeToFirst:     "TGI exports no time to first token histogram",
+		Confidence:      "TGI does not export prediction confidence; it is a business metric the application has to expose",
+		Fallback:        "TGI has no fallback path; fallbacks are counted by the application in front of it",
+		ProcessStart:    "TGI's metrics endpoint has no process_start_time_seconds; restarts are detected from counter resets",
+		GPUUtil:         "TGI exports no GPU utilisation; it comes from the Inferscope probe (or dcgm-exporter)",
+		PrefillTime:     tgiForwardNote,
+		DecodeTime:      tgiForwardNote,
+		WaitingDeferred: "TGI " + noDeferred,
+		Rejections:      "TGI counts refused requests in tgi_request_failure (err=\"overloaded\"), read as its errors",
+		HTTPErrors:      "TGI " + noHTTP + " (tgi_request_failure)",
+		HTTPRequests:    "TGI " + noHTTP + " (tgi_request_failure)",
 	},
 	Signature: []string{
 		"tgi_request_count", "tgi_request_duration_bucket", "tgi_request_queue_duration_bucket",
@@ -329,6 +390,12 @@ var sglang = Profile{
 			"restarts are detected from counter resets",
 		GPUUtil: "SGLang exports no GPU utilisation (sglang:utilization is the scheduler's load against its SLO limit); " +
 			"it comes from the Inferscope probe (or dcgm-exporter)",
+		PrefillTime:     "the SGLang metrics this profile reads have no per-request prefill/decode split (time to first token covers queue and prefill)",
+		DecodeTime:      "the SGLang metrics this profile reads have no per-request prefill/decode split (time to first token covers queue and prefill)",
+		WaitingDeferred: "SGLang " + noDeferred,
+		Rejections:      "SGLang " + noRejections,
+		HTTPErrors:      "SGLang exports no HTTP status counter of its own",
+		HTTPRequests:    "SGLang exports no HTTP status counter of its own",
 	},
 	Signature: []string{
 		"sglang:num_requests_total", "sglang:e2e_request_latency_seconds_bucket", "sglang:time_to_first_token_seconds_bucket",

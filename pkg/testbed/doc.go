@@ -98,7 +98,8 @@
 //	HistogramQuantile                          Prometheus' interpolation, for exposed counts
 //	SegmentMean, ErrorRatio, TimeoutRatio, FallbackRatio, ConfidenceMean, CacheHitRatio
 //	QueueDepth, Running, KVCacheUsage          Little's law: waiting and executing requests; KV
-//	                                           cache usage = Running / 8 (capped at 1)
+//	                                           cache usage = Running / 8 (capped at 1), 0.97 for the
+//	                                           slowed model in the compute slowdown
 //	Ready, ProcessStart, WarmupFactor          model_loading_status, restarts, warm-up multiplier
 //	GPU, GPUSnapshot, GPUUUID                  NVML-like GPUState; the probe's snapshot of a node
 //	HostCPUBusy, HostNetworkRate,              the hosts' model (see Hosts) at t

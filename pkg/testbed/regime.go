@@ -15,6 +15,8 @@ import (
 type regime struct {
 	queue      mixture
 	compute    mixture
+	prefill    mixture // compute's prefill phase (the vLLM naming's prefill histogram)
+	decode     mixture // compute's decode phase
 	network    atoms
 	errRatio   float64
 	timeout    float64
@@ -25,6 +27,7 @@ type regime struct {
 	cacheHit   float64 // share of input elements found in the prefix cache
 	preempt    float64 // preemptions per request
 	compileHit float64 // share of compiled-graph cache lookups that hit
+	rejected   float64 // requests refused at admission, per request that reached the engine
 
 	mu    sync.Mutex
 	cache map[string][]float64 // segment + bounds → P(X ≤ bound)
@@ -56,6 +59,7 @@ var (
 	fallbackConf      = 0.62
 	surgeBatch        = atoms{{8, 0.2}, {16, 0.4}, {32, 0.4}}
 	surgeTraffic      = 1.5
+	surgeRejected     = 0.02 // admission rejections per admitted request while the batch client floods the queue
 	canaryConfDelta   = map[string]float64{"recsys-ranker": -0.02, "text-embedder": 0.005}
 	coldCacheHit      = 0.05 // prefix cache hit share while warming up after a restart
 	slowdownPreempt   = 0.02 // preemptions per request while memory is near full
@@ -83,6 +87,7 @@ func (s *Scenario) regimeFor(m *modelSpec, k regimeKey) *regime {
 		r.queue = surgeQueue
 		r.timeout = 0.01
 		r.batch = surgeBatch
+		r.rejected = surgeRejected
 	}
 	if k.slowdown {
 		fast := m.compute.scaled(slowdownFast)
@@ -126,10 +131,39 @@ func (s *Scenario) regimeFor(m *modelSpec, k regimeKey) *regime {
 	if k.canary {
 		scale *= m.canaryScale
 	}
+	r.prefill, r.decode = phases(m.compute, r.compute, k.slowdown)
 	r.queue = r.queue.scaled(scale)
 	r.compute = r.compute.scaled(scale)
+	r.prefill = r.prefill.scaled(scale)
+	r.decode = r.decode.scaled(scale)
 	s.regimes[k] = r
 	return r
+}
+
+// PrefillShare is the share of compute time a request spends in prefill in steady state; the
+// rest is decode. The compute slowdown (memory reallocation while tokens are generated) grows
+// decode only: prefill keeps its steady-state distribution and decode takes the rest, so the
+// phases' means add up to compute's exactly and their distributions are the phase's share of the
+// compute distribution (the slowdown's tail reduced by the steady prefill mean).
+const PrefillShare = 0.3
+
+// phases splits a regime's compute (before the day and warm-up scale) into prefill and decode:
+// base is the model's steady compute, compute the regime's.
+func phases(base, compute mixture, slowdown bool) (prefill, decode mixture) {
+	if !slowdown {
+		return compute.scaled(PrefillShare), compute.scaled(1 - PrefillShare)
+	}
+	prefill = base.scaled(PrefillShare)
+	keep := PrefillShare * base.mean() // taken from each slowed request's compute
+	decode = make(mixture, len(compute))
+	for i, c := range compute {
+		// Each component keeps its shape and loses the steady prefill mean: decode's mean is
+		// compute's minus keep (the weights sum to 1).
+		mean := c.mean()
+		c.median *= (mean - keep) / mean
+		decode[i] = c
+	}
+	return prefill, decode
 }
 
 // Segment is one measured quantity of a request.
@@ -146,10 +180,12 @@ const (
 	Gateway
 	InputLength
 	BatchSize
+	Prefill // compute's prefill phase (Prefill + Decode = Compute in mean)
+	Decode  // compute's decode phase
 )
 
 func (g Segment) String() string {
-	return [...]string{"e2e", "queue", "compute", "network", "gateway", "input_length", "batch_size"}[g]
+	return [...]string{"e2e", "queue", "compute", "network", "gateway", "input_length", "batch_size", "prefill", "decode"}[g]
 }
 
 // cdf is P(segment ≤ x) for one observation in this regime.
@@ -173,6 +209,10 @@ func (r *regime) cdf(g Segment, x float64) float64 {
 		return r.input.cdf(x)
 	case BatchSize:
 		return r.batch.cdf(x)
+	case Prefill:
+		return r.prefill.cdf(x)
+	case Decode:
+		return r.decode.cdf(x)
 	}
 	return math.NaN()
 }
@@ -194,6 +234,10 @@ func (r *regime) mean(g Segment) float64 {
 		return r.input.mean()
 	case BatchSize:
 		return r.batch.mean()
+	case Prefill:
+		return r.prefill.mean()
+	case Decode:
+		return r.decode.mean()
 	}
 	return math.NaN()
 }

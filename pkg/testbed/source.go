@@ -69,6 +69,12 @@ func counterFunc(c expo.Counter) func(*regime) float64 {
 		return func(r *regime) float64 { return r.perRequest(BatchSize) }
 	case expo.CompileHits:
 		return func(r *regime) float64 { return r.perRequest(BatchSize) * r.compileHit }
+	case expo.Rejections:
+		return func(r *regime) float64 { return r.rejected }
+	case expo.HTTPOK:
+		return func(r *regime) float64 { return 1 - r.errRatio }
+	case expo.HTTPServerErrors:
+		return func(r *regime) float64 { return r.errRatio + r.rejected }
 	}
 	return nil
 }
@@ -77,6 +83,7 @@ func counterFunc(c expo.Counter) func(*regime) float64 {
 var measureSegments = map[expo.Measure]Segment{
 	expo.Latency: E2E, expo.QueueTime: Queue, expo.ComputeTime: Compute,
 	expo.GatewayTime: Gateway, expo.InputLength: InputLength, expo.BatchSize: BatchSize,
+	expo.PrefillTime: Prefill, expo.DecodeTime: Decode,
 }
 
 func (src source) Total(x expo.Stream, m expo.Measure, c expo.Counter, t time.Time) float64 {
@@ -152,9 +159,17 @@ func (s *Scenario) Running(instance, model, version string, t time.Time) float64
 // kvSlots is how many concurrently running requests fill a model's KV cache on an instance.
 const kvSlots = 8
 
+// kvDuringStall is the KV-cache usage of the slowed model while the compute slowdown lasts: its
+// memory is near full, which is what makes the scheduler preempt.
+const kvDuringStall = 0.97
+
 // KVCacheUsage is the share of a model's KV cache in use on an instance: Running / 8, capped at
-// 1 (about 0.2-0.3 in steady state, 0.8 in the compute slowdown).
+// 1 (about 0.2-0.3 in steady state), and kvDuringStall for the slowed model in the compute
+// slowdown.
 func (s *Scenario) KVCacheUsage(instance, model string, t time.Time) float64 {
+	if _, ok := s.incidentAt(ComputeSlowdown, instance, model, "", t); ok {
+		return kvDuringStall
+	}
 	return math.Min(1, s.Running(instance, model, "", t)/kvSlots)
 }
 

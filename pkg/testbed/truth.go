@@ -59,6 +59,10 @@ const (
 	Batches        = expo.Batches
 	CompileLookups = expo.CompileLookups
 	CompileHits    = expo.CompileHits
+	// The vLLM naming's admission rejections and HTTP answers (see expo.Rejections).
+	Rejections       = expo.Rejections
+	HTTPOK           = expo.HTTPOK
+	HTTPServerErrors = expo.HTTPServerErrors
 )
 
 // Increase is the expected growth of a counter over [from, to], what increase() gives on

@@ -214,6 +214,12 @@ func pctText(x float64) string { return fmt.Sprintf("%g %%", math.Round(x*1000)/
 // Resource.
 
 func gpuMemoryReading(_ *Readings, in *Instance, th Thresholds) (HealthReading, bool) {
+	if finite(in.KVCache.Now) { // vLLM: GPU memory is pre-allocated, the KV cache is the pressure
+		return HealthReading{Name: "KV-cache usage (memory pressure; GPU memory is pre-allocated)", Instance: in.Name, Unit: "percentunit",
+			Now: num(in.KVCache.Now), Before: num(in.KVCache.Before), Reference: "previous hour",
+			Status: markLevel(in.KVCache.Now, th.KVCacheWarn, th.KVCacheCrit, true), Limit: "warn > " + pctText(th.KVCacheWarn) + ", critical > " + pctText(th.KVCacheCrit),
+			Note: fmt.Sprintf("GPU memory used %.1f %% (peak %.1f %%), not judged", in.GPUMem.Now*100, in.GPUMemPeak*100), rank: in.KVCache.Now}, true
+	}
 	return HealthReading{Name: "GPU memory used (fullest GPU)", Instance: in.Name, Unit: "percentunit",
 		Now: num(in.GPUMem.Now), Before: num(in.GPUMem.Before), Reference: "previous hour",
 		Status: markLevel(in.GPUMem.Now, th.GPUMemWarn, th.GPUMemCrit, true), Limit: "warn > " + pctText(th.GPUMemWarn) + ", critical > " + pctText(th.GPUMemCrit),

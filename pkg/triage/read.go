@@ -36,7 +36,10 @@ type Subject struct {
 	// BaselineP95 that baseline; both the window's mean. NaN where fewer than minDays had data.
 	BaselineRatio, BaselineP95 float64
 	Queue, Compute, Network    Pair // mean seconds per request
-	ErrorRatio, TimeoutRatio   Pair
+	// Prefill and Decode are compute's phases (mean seconds per request), NaN where the server
+	// does not time them.
+	Prefill, Decode          Pair
+	ErrorRatio, TimeoutRatio Pair
 }
 
 // ServiceMean is queue + compute (the service's own mean time).
@@ -71,6 +74,13 @@ type Instance struct {
 	ThrottleMeasured bool
 	// Framework and business readings (PromQL through the profile, not warm-up filtered).
 	CacheHit, Waiting, QueueDepth, Preemption, InputMean, Confidence, Fallback Pair
+	// KVCache: the model's KV-cache usage (0..1) where the server reports it (vLLM). There it is
+	// the memory-pressure signal: vLLM pre-allocates most of the GPU's memory, so GPU memory
+	// used says nothing about pressure.
+	KVCache Pair
+	// WaitingDeferred: waiting requests held back for a reason other than capacity (vLLM's
+	// waiting by reason); NaN where the server gives no reason.
+	WaitingDeferred Pair
 	// WaitingIsQueue: the profile reads waiting requests from the queue-depth metric.
 	WaitingIsQueue bool
 	Warmup         []Warmup
@@ -267,7 +277,7 @@ func (r *reader) readInstances(ctx context.Context) ([]string, error) {
 		rd.Instances = append(rd.Instances, Instance{Name: n, Node: nodeOf(n), QPS: q, QPSBaseline: math.NaN(),
 			GPUMem: nanPair(), GPUUtil: nanPair(), GPUMemPeak: math.NaN(), XID: nanPair(), ECCUncorrected: nanPair(),
 			CacheHit: nanPair(), Waiting: nanPair(), QueueDepth: nanPair(), Preemption: nanPair(), InputMean: nanPair(),
-			Confidence: nanPair(), Fallback: nanPair()})
+			Confidence: nanPair(), Fallback: nanPair(), WaitingDeferred: nanPair(), KVCache: nanPair()})
 	}
 	return names, nil
 }
@@ -359,6 +369,7 @@ func (r *reader) serviceJobs(instance string, subjects map[string]*Subject) []fu
 		if !ok {
 			s = &Subject{QPS: nanPair(), P50: nanPair(), P95: nanPair(), P99: nanPair(), Jitter: nanPair(), P95Raw: nanPair(),
 				BaselineRatio: math.NaN(), BaselineP95: math.NaN(), Queue: nanPair(), Compute: nanPair(), Network: nanPair(),
+				Prefill: nanPair(), Decode: nanPair(),
 				ErrorRatio: nanPair(), TimeoutRatio: nanPair()}
 			subjects[v] = s
 		}
@@ -400,7 +411,9 @@ func (r *reader) serviceJobs(instance string, subjects map[string]*Subject) []fu
 		job("split", engine.Split{Select: sel},
 			target{"queue", mean, func(s *Subject, p Pair) { s.Queue = p }},
 			target{"compute", mean, func(s *Subject, p Pair) { s.Compute = p }},
-			target{"network", mean, func(s *Subject, p Pair) { s.Network = p }}),
+			target{"network", mean, func(s *Subject, p Pair) { s.Network = p }},
+			target{"prefill", mean, func(s *Subject, p Pair) { s.Prefill = p }},
+			target{"decode", mean, func(s *Subject, p Pair) { s.Decode = p }}),
 		job("errors", engine.Errors{Select: sel},
 			target{"error_ratio", mean, func(s *Subject, p Pair) { s.ErrorRatio = p }},
 			target{"timeout_ratio", mean, func(s *Subject, p Pair) { s.TimeoutRatio = p }}),
@@ -624,6 +637,8 @@ func (r *reader) extraJobs() []func(context.Context) error {
 		{"cache hit rate", profile.CacheHits, profile.CacheQueries, func(in *Instance, p Pair) { in.CacheHit = p }},
 		{"waiting requests", profile.Waiting, "", func(in *Instance, p Pair) { in.Waiting = p }},
 		{"queue depth", profile.QueueDepth, "", func(in *Instance, p Pair) { in.QueueDepth = p }},
+		{"deferred waiting requests", profile.WaitingDeferred, "", func(in *Instance, p Pair) { in.WaitingDeferred = p }},
+		{"KV-cache usage", profile.KVCacheUsage, "", func(in *Instance, p Pair) { in.KVCache = p }},
 		{"preemptions per request", profile.Preemptions, profile.Requests, func(in *Instance, p Pair) { in.Preemption = p }},
 		{"mean input length", profile.InputLength, "", func(in *Instance, p Pair) { in.InputMean = p }},
 		{"mean confidence", profile.Confidence, "", func(in *Instance, p Pair) { in.Confidence = p }},
@@ -647,7 +662,11 @@ func (r *reader) extraJobs() []func(context.Context) error {
 		jobs = append(jobs, func(ctx context.Context) error {
 			series, why, err := r.prom.RoleReading(ctx, q)
 			if why != "" {
-				r.notice(fmt.Sprintf("%s is not read: %s", rdg.what, why))
+				// Waiting by reason only refines the waiting count, and KV-cache usage replaces GPU
+				// memory only where a server has it: a server without them needs no notice.
+				if rdg.num != profile.WaitingDeferred && rdg.num != profile.KVCacheUsage {
+					r.notice(fmt.Sprintf("%s is not read: %s", rdg.what, why))
+				}
 				return nil
 			}
 			if err != nil {

@@ -20,6 +20,7 @@ import (
 // Thresholds are the catalog's numbers the scoring and the health marks use.
 type Thresholds struct {
 	GPUMemWarn, GPUMemCrit     float64 // memory used ratio
+	KVCacheWarn, KVCacheCrit   float64 // KV-cache usage ratio, the memory line of servers that report it
 	Jitter                     float64 // P99/P50
 	LatencyWarn, LatencyCrit   float64 // P95 / 7-day baseline
 	ErrorRatio                 float64 // failed share
@@ -32,11 +33,20 @@ type Thresholds struct {
 // DefaultThresholds are pkg/alerting's defaults (the brief's numbers) and the gate's limit.
 func DefaultThresholds() Thresholds {
 	p := alerting.Defaults()
-	return Thresholds{GPUMemWarn: p.GPUMemWarn, GPUMemCrit: p.GPUMemCrit, Jitter: p.JitterRatio,
+	return Thresholds{GPUMemWarn: p.GPUMemWarn, GPUMemCrit: p.GPUMemCrit, KVCacheWarn: DefaultKVCacheWarn, KVCacheCrit: DefaultKVCacheCrit, Jitter: p.JitterRatio,
 		LatencyWarn: p.LatencyWarnRatio, LatencyCrit: p.LatencyCritRatio, ErrorRatio: p.ErrorRatio,
 		QueueShare: p.QueueShare, CacheDrop: p.CacheDropRatio, RegressionLimit: 0.10,
 		DiagnosedScore: 0.5, AnomalyLow: 0.25}
 }
+
+// KV-cache lines: vLLM's scheduler preempts (recomputes or swaps) running requests when no KV
+// block is free, and in practice usage runs at 70-85 % under steady load; above 85 % a burst
+// of long prompts starts preemptions, above 92 % (the GPU-memory critical line, for the same
+// reason: the last blocks go to fragmentation and reallocation) they are near certain.
+const (
+	DefaultKVCacheWarn = 0.85
+	DefaultKVCacheCrit = 0.92
+)
 
 // MinScore: causes below it have no real evidence and are not listed.
 const MinScore = 0.05
@@ -542,49 +552,11 @@ func subjectCauses(rd *Readings, s Subject, in *Instance, th Thresholds) []candi
 	who := subjectText(rd.Model, s.Version) + " on " + s.Instance
 	svc := s.ServiceMean()
 
-	// Queue: a rising queue over a stable compute, or a queue holding most of the time.
-	qr := ratio(s.Queue.Now, s.Queue.Before)
-	qRising := qr >= riseRatio && s.Queue.Now-s.Queue.Before >= riseAbs
-	share := Pair{ratio(s.Queue.Before, svc.Before), ratio(s.Queue.Now, svc.Now)}
-	if sc := (0.55*grade(qr, riseRatio, 5)*b2f(qRising) + 0.4*grade(share.Now, 0.45, th.QueueShare+0.15)) * half; sc > 0 {
-		e := []Evidence{ev("queue share of service time", "percentunit", share, fmt.Sprintf("alert line %.0f %%", th.QueueShare*100)),
-			ev("mean queue time", "s", s.Queue, ""), ev("mean compute time", "s", s.Compute, "")}
-		if in != nil {
-			e = append(e, ev("queue depth", "none", in.QueueDepth, ""))
-		}
-		out = append(out, candidate{id: CauseQueue, instance: s.Instance, version: s.Version, score: sc,
-			summary: fmt.Sprintf("queue time is %.0f %% of the service time on %s (%s vs %s in the hour before) while compute stays at %s",
-				share.Now*100, who, msText(s.Queue.Now), msText(s.Queue.Before), msText(s.Compute.Now)),
-			evidence: e})
+	if c, ok := queueCause(s, in, th, half, who); ok {
+		out = append(out, c)
 	}
-
-	// Compute rising, worse with GPU memory near the limit.
-	cr := ratio(s.Compute.Now, s.Compute.Before)
-	cRising := cr >= riseRatio && s.Compute.Now-s.Compute.Before >= riseAbs
-	mem, peak := math.NaN(), math.NaN()
-	memPair := nanPair()
-	if in != nil {
-		mem, peak, memPair = in.GPUMem.Now, in.GPUMemPeak, in.GPUMem
-	}
-	memW := 0.5
-	if cRising {
-		memW = 1
-	}
-	if sc := (0.5*grade(cr, riseRatio, 4)*b2f(cRising) + 0.45*grade(mem, th.GPUMemWarn, th.GPUMemCrit)*memW) * half; sc > 0 {
-		node := ""
-		if in != nil {
-			node = in.Node
-		}
-		memWhat := "GPU memory used (fullest GPU of the node)"
-		if rd.GPU != "" {
-			memWhat = fmt.Sprintf("GPU memory used (GPU %s, the GPU asked about)", rd.GPU)
-		}
-		out = append(out, candidate{id: CauseComputeMemory, instance: s.Instance, version: s.Version, score: sc,
-			summary: fmt.Sprintf("compute time of %s is %s (%.1f× the hour before) with GPU memory on %s at %.1f %% (peak %.1f %%)",
-				who, msText(s.Compute.Now), cr, gpuText(rd, node), mem*100, peak*100),
-			evidence: []Evidence{ev("mean compute time", "s", s.Compute, ""),
-				ev(memWhat, "percentunit", memPair, fmt.Sprintf("warning %.0f %%, critical %.0f %%; peak %.1f %%", th.GPUMemWarn*100, th.GPUMemCrit*100, peak*100)),
-				ev("compute share of service time", "percentunit", Pair{ratio(s.Compute.Before, svc.Before), ratio(s.Compute.Now, svc.Now)}, "")}})
+	if c, ok := computeCause(rd, s, in, th, half, who); ok {
+		out = append(out, c)
 	}
 
 	// Network: the gateway's time beyond the service's own. Three signs: how much it rose, its
@@ -642,6 +614,128 @@ func subjectCauses(rd *Readings, s Subject, in *Instance, th Thresholds) []candi
 	return out
 }
 
+// queueCause: a rising queue over a stable compute, or a queue holding most of the time. Where
+// the server says why requests wait (vLLM's waiting by reason), the summary says whether the
+// backlog is load (waiting for capacity) or blocked requests (deferred).
+func queueCause(s Subject, in *Instance, th Thresholds, half float64, who string) (candidate, bool) {
+	svc := s.ServiceMean()
+	qr := ratio(s.Queue.Now, s.Queue.Before)
+	qRising := qr >= riseRatio && s.Queue.Now-s.Queue.Before >= riseAbs
+	share := Pair{ratio(s.Queue.Before, svc.Before), ratio(s.Queue.Now, svc.Now)}
+	sc := (0.55*grade(qr, riseRatio, 5)*b2f(qRising) + 0.4*grade(share.Now, 0.45, th.QueueShare+0.15)) * half
+	if !(sc > 0) {
+		return candidate{}, false
+	}
+	e := []Evidence{ev("queue share of service time", "percentunit", share, fmt.Sprintf("alert line %.0f %%", th.QueueShare*100)),
+		ev("mean queue time", "s", s.Queue, ""), ev("mean compute time", "s", s.Compute, "")}
+	why := ""
+	if in != nil {
+		e = append(e, ev("queue depth", "none", in.QueueDepth, ""))
+		if w, reason := backlogReason(in); reason != "" {
+			e = append(e, ev("waiting requests deferred (not waiting for capacity)", "percentunit", w, reason))
+			why = "; " + reason
+		}
+	}
+	return candidate{id: CauseQueue, instance: s.Instance, version: s.Version, score: sc,
+		summary: fmt.Sprintf("queue time is %.0f %% of the service time on %s (%s vs %s in the hour before) while compute stays at %s%s",
+			share.Now*100, who, msText(s.Queue.Now), msText(s.Queue.Before), msText(s.Compute.Now), why),
+		evidence: e}, true
+}
+
+// deferredLine: from this share of the waiting requests deferred on, the backlog is blocked
+// requests rather than load.
+const deferredLine = 0.5
+
+// backlogReason is the deferred share of the waiting requests and what it says, "" where the
+// server gives no reason for waiting.
+func backlogReason(in *Instance) (Pair, string) {
+	share := Pair{ratio(in.WaitingDeferred.Before, in.Waiting.Before), ratio(in.WaitingDeferred.Now, in.Waiting.Now)}
+	if !finite(in.WaitingDeferred.Now) || !finite(share.Now) {
+		return share, ""
+	}
+	if share.Now >= deferredLine {
+		return share, fmt.Sprintf("%.0f %% of the waiting requests are deferred (blocked, e.g. on a LoRA adapter slot or a KV transfer), not waiting for capacity: find what blocks them before adding replicas", share.Now*100)
+	}
+	return share, fmt.Sprintf("the backlog is load: %.0f %% of the waiting requests wait for capacity, %.0f %% are deferred", (1-share.Now)*100, share.Now*100)
+}
+
+// computeCause: compute rising, worse with GPU memory near the limit. Where the server times
+// compute's phases, the summary names the phase that grew.
+func computeCause(rd *Readings, s Subject, in *Instance, th Thresholds, half float64, who string) (candidate, bool) {
+	svc := s.ServiceMean()
+	cr := ratio(s.Compute.Now, s.Compute.Before)
+	cRising := cr >= riseRatio && s.Compute.Now-s.Compute.Before >= riseAbs
+	mp := memoryPressure(rd, in, th)
+	memW := 0.5
+	if cRising {
+		memW = 1
+	}
+	sc := (0.5*grade(cr, riseRatio, 4)*b2f(cRising) + 0.45*grade(mp.value.Now, mp.warn, mp.crit)*memW) * half
+	if !(sc > 0) {
+		return candidate{}, false
+	}
+	c := candidate{id: CauseComputeMemory, instance: s.Instance, version: s.Version, score: sc,
+		summary: fmt.Sprintf("compute time of %s is %s (%.1f× the hour before) with %s", who, msText(s.Compute.Now), cr, mp.text),
+		evidence: []Evidence{ev("mean compute time", "s", s.Compute, ""),
+			ev(mp.what, "percentunit", mp.value, mp.note),
+			ev("compute share of service time", "percentunit", Pair{ratio(s.Compute.Before, svc.Before), ratio(s.Compute.Now, svc.Now)}, "")}}
+	if phase := phaseGrowth(s); phase != "" {
+		c.summary += "; " + phase
+		c.evidence = append(c.evidence, ev("mean prefill time", "s", s.Prefill, ""), ev("mean decode time", "s", s.Decode, ""))
+	}
+	return c, true
+}
+
+// pressure is the memory-pressure signal of an instance and its lines.
+type pressure struct {
+	value            Pair
+	warn, crit       float64
+	what, note, text string
+}
+
+// memoryPressure is the instance's memory-pressure signal: the model's KV-cache usage where the
+// server reports it (vLLM pre-allocates 90 % of the GPU's memory by default, so GPU memory used
+// is always high there and says nothing), else GPU memory used.
+func memoryPressure(rd *Readings, in *Instance, th Thresholds) pressure {
+	if in == nil {
+		return pressure{value: nanPair(), warn: th.GPUMemWarn, crit: th.GPUMemCrit, what: "GPU memory used", text: "no GPU memory reading"}
+	}
+	if finite(in.KVCache.Now) {
+		return pressure{value: in.KVCache, warn: th.KVCacheWarn, crit: th.KVCacheCrit,
+			what: "KV-cache usage (the server's memory pressure; its GPU memory is pre-allocated)",
+			note: fmt.Sprintf("warning %.0f %%, critical %.0f %%; GPU memory used %.1f %% (pre-allocated, not judged)", th.KVCacheWarn*100, th.KVCacheCrit*100, in.GPUMem.Now*100),
+			text: fmt.Sprintf("the KV cache of %s at %.1f %% (%.1f %% in the hour before)", in.Name, in.KVCache.Now*100, in.KVCache.Before*100)}
+	}
+	what := "GPU memory used (fullest GPU of the node)"
+	if rd.GPU != "" {
+		what = fmt.Sprintf("GPU memory used (GPU %s, the GPU asked about)", rd.GPU)
+	}
+	return pressure{value: in.GPUMem, warn: th.GPUMemWarn, crit: th.GPUMemCrit, what: what,
+		note: fmt.Sprintf("warning %.0f %%, critical %.0f %%; peak %.1f %%", th.GPUMemWarn*100, th.GPUMemCrit*100, in.GPUMemPeak*100),
+		text: fmt.Sprintf("GPU memory on %s at %.1f %% (peak %.1f %%)", gpuText(rd, in.Node), in.GPUMem.Now*100, in.GPUMemPeak*100)}
+}
+
+// phaseGrowth names the compute phase that grew (the one holding most of compute's increase),
+// "" where the server does not time the phases.
+func phaseGrowth(s Subject) string {
+	dp, dd := s.Prefill.Now-s.Prefill.Before, s.Decode.Now-s.Decode.Before
+	if !finite(dp) || !finite(dd) {
+		return ""
+	}
+	rp, rdec := ratio(s.Prefill.Now, s.Prefill.Before), ratio(s.Decode.Now, s.Decode.Before)
+	switch {
+	case dd > 0 && dd >= 2*math.Max(dp, 0):
+		return fmt.Sprintf("decode grew (%s vs %s, ×%.1f) while prefill stays at %s (×%.2f): token generation is slower, look at memory pressure, preemptions and batch size",
+			msText(s.Decode.Now), msText(s.Decode.Before), rdec, msText(s.Prefill.Now), rp)
+	case dp > 0 && dp >= 2*math.Max(dd, 0):
+		return fmt.Sprintf("prefill grew (%s vs %s, ×%.1f) while decode stays at %s (×%.2f): prompts take longer to process, look at input lengths and the prefix cache",
+			msText(s.Prefill.Now), msText(s.Prefill.Before), rp, msText(s.Decode.Now), rdec)
+	case dp > 0 && dd > 0:
+		return fmt.Sprintf("prefill (×%.1f) and decode (×%.1f) both grew", rp, rdec)
+	}
+	return ""
+}
+
 // symptomsOf lists what is out of line whatever the cause (the verdict's "something is wrong").
 func symptomsOf(rd *Readings, th Thresholds) []string {
 	var out []string
@@ -674,7 +768,11 @@ func symptomsOf(rd *Readings, th Thresholds) []string {
 		}
 	}
 	for _, in := range rd.Instances {
-		if in.GPUMem.Now > th.GPUMemWarn {
+		if finite(in.KVCache.Now) {
+			if in.KVCache.Now > th.KVCacheWarn {
+				add(fmt.Sprintf("KV cache %.0f %% on %s", in.KVCache.Now*100, in.Name))
+			}
+		} else if in.GPUMem.Now > th.GPUMemWarn {
 			add(fmt.Sprintf("GPU memory %.0f %% on %s", in.GPUMem.Now*100, in.Node))
 		}
 	}
@@ -790,9 +888,17 @@ func stepGPU(rd *Readings, th Thresholds) string {
 		} else {
 			p = fmt.Sprintf("%s: fullest GPU %.1f %% memory (%.1f %% before), lowest utilisation %.0f %%", in.Node, in.GPUMem.Now*100, in.GPUMem.Before*100, in.GPUUtil.Now*100)
 		}
-		if in.GPUMem.Now > th.GPUMemCrit {
+		switch {
+		case finite(in.KVCache.Now):
+			p += fmt.Sprintf(" (pre-allocated by the server, not judged); KV cache %.1f %% (%.1f %% before)", in.KVCache.Now*100, in.KVCache.Before*100)
+			if in.KVCache.Now > th.KVCacheCrit {
+				p += " — above the critical line"
+			} else if in.KVCache.Now > th.KVCacheWarn {
+				p += " — above the warning line"
+			}
+		case in.GPUMem.Now > th.GPUMemCrit:
 			p += " — above the critical line"
-		} else if in.GPUMem.Now > th.GPUMemWarn {
+		case in.GPUMem.Now > th.GPUMemWarn:
 			p += " — above the warning line"
 		}
 		if len(in.IdleGPUs) > 0 {

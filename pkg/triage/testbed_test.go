@@ -264,8 +264,9 @@ func BenchmarkDiagnoseQueueSurge(b *testing.B) {
 }
 
 // TestDiagnoseVLLM: the same scenario in vLLM's naming (no version label, coarse latency
-// buckets, no gateway, no load state): the queue surge is still queue-dominated first, the
-// compute slowdown compute-dominated with memory, and the notices name what vLLM cannot give.
+// buckets, no gateway): the queue surge is still queue-dominated first, the compute slowdown
+// compute-dominated with memory, and the notices name what vLLM cannot give; vLLM's waiting by
+// reason, prefill/decode split and KV-cache usage shape the summaries.
 func TestDiagnoseVLLM(t *testing.T) {
 	e, s := enginetest.Start(t, enginetest.Profile("vllm"))
 	for kind, want := range map[testbed.IncidentKind]string{testbed.QueueSurge: CauseQueue, testbed.ComputeSlowdown: CauseComputeMemory} {
@@ -281,6 +282,18 @@ func TestDiagnoseVLLM(t *testing.T) {
 		}
 		if !strings.Contains(strings.Join(r.Notices, "\n"), "network / gateway segment (network cause) is not read") {
 			t.Errorf("%s: notices %q", kind, r.Notices)
+		}
+		// vLLM's own readings: the backlog of the surge is load (waiting for capacity), the
+		// slowdown grows decode only, and memory pressure is the KV cache (97 %), not the GPU
+		// memory vLLM pre-allocates.
+		want := map[testbed.IncidentKind][]string{
+			testbed.QueueSurge:      {"the backlog is load: 90 % of the waiting requests wait for capacity"},
+			testbed.ComputeSlowdown: {"decode grew", "prefill stays", "the KV cache of node-b:8000 at 97.0 %"},
+		}[kind]
+		for _, w := range want {
+			if !strings.Contains(r.Causes[0].Summary, w) {
+				t.Errorf("%s: summary %q lacks %q", kind, r.Causes[0].Summary, w)
+			}
 		}
 	}
 }

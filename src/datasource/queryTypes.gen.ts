@@ -69,7 +69,7 @@ export const GENERATED_QUERY_TYPES: QueryTypeSpec[] = [
   {
     value: "split",
     label: "Split",
-    description: "Queue, compute and network time per model/version, their shares and the dominant segment (regime).",
+    description: "Queue, compute and network time per model/version, their shares and the dominant segment (regime); compute's prefill and decode phases where the server times them.",
     filters: ["model", "version", "instance"],
     options: [
       {
@@ -196,7 +196,7 @@ export const GENERATED_QUERY_TYPES: QueryTypeSpec[] = [
   {
     value: "errors",
     label: "Errors",
-    description: "Error ratio and timeout ratio per model/version.",
+    description: "Error ratio and timeout ratio per model/version; admission rejections and HTTP 5xx where the server counts them.",
     filters: ["model", "version", "instance"],
     options: [
       {

@@ -189,7 +189,13 @@ func TestList(t *testing.T) {
 	if !strings.Contains(out, "cache-drop-p2") || strings.Contains(out, "cache-drop-p2       P2        15m  (not available") {
 		t.Fatalf("vLLM has cache metrics:\n%s", out)
 	}
-	if !strings.Contains(out, "warmup-long-p2") || !strings.Contains(out, "(not available: vLLM exports no load-state metric") {
-		t.Fatalf("vLLM has no load state:\n%s", out)
+	// vLLM's load state is its sleep state (vllm:engine_sleep_state{sleep_state="awake"}).
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "warmup-long-p2") && strings.Contains(line, "not available") {
+			t.Fatalf("vLLM has a load state:\n%s", out)
+		}
+	}
+	if !strings.Contains(out, "warmup-long-p2") {
+		t.Fatalf("no warm-up rule:\n%s", out)
 	}
 }

@@ -69,6 +69,12 @@ const (
 	Batches
 	CompileLookups
 	CompileHits
+	// Rejections counts requests refused at admission (HTTP 503): they are not among Requests,
+	// which counts requests that reached the engine. HTTPOK and HTTPServerErrors are the API
+	// server's answers: Requests − Errors answered 2xx, Errors + Rejections answered 5xx.
+	Rejections
+	HTTPOK
+	HTTPServerErrors
 )
 
 // Measure selects an observed quantity.
@@ -85,6 +91,8 @@ const (
 	InputLength
 	BatchSize
 	Confidence
+	PrefillTime // compute's prefill phase (LLM servers); PrefillTime + DecodeTime = ComputeTime in mean
+	DecodeTime  // compute's decode phase
 )
 
 // Type is a metric family type.

@@ -1,6 +1,7 @@
 package expo
 
 import (
+	"math"
 	"time"
 
 	"github.com/inferscope/inferscope/pkg/profile"
@@ -17,10 +18,21 @@ import (
 //	vllm:e2e_request_latency_seconds{model_name,engine}            histogram (VLLMRequestLatencyBuckets)
 //	vllm:request_queue_time_seconds{…}                             histogram (same buckets)
 //	vllm:request_inference_time_seconds{…}                         histogram (same buckets)
+//	vllm:request_prefill_time_seconds / _decode_time_seconds{…}    histograms (same buckets): compute
+//	                                                              split by testbed.PrefillShare
 //	vllm:time_to_first_token_seconds{…}                            histogram (VLLMTTFTBuckets)
 //	vllm:inter_token_latency_seconds{…}                            histogram (empty)
 //	vllm:request_prompt_tokens{…}                                  histogram (VLLMPromptTokenBuckets)
 //	vllm:num_requests_running / _waiting{…}                        gauges
+//	vllm:num_requests_waiting_by_reason{…,reason}                  gauge: capacity + deferred = waiting,
+//	                                                              deferred = VLLMDeferredShare of it
+//	vllm:engine_sleep_state{…,sleep_state}                         gauge: awake 1 when ready; the load
+//	                                                              minute after a restart is played as
+//	                                                              sleep level 1 (weights_offloaded 1)
+//	vllm:admission_rejections_total{…,reason}                      counter (reason="queue_full")
+//	http_requests_total{handler,method,status}                     counter, per instance: the chat
+//	                                                              route's 2xx and 5xx (status grouped),
+//	                                                              /health's 2xx and 5xx (not inference)
 //	vllm:kv_cache_usage_perc{…}                                    gauge, 0..1
 //	vllm:prefix_cache_queries_total / _hits_total{…}               counters, tokens
 //	vllm:num_preemptions_total{…}                                  counter
@@ -34,7 +46,18 @@ type vllmNames struct {
 	e2e, queue, inference, ttft, itl, prompt     string
 	running, waiting, kv, hits, queries, preempt string
 	start                                        string
+	prefill, decode, byReason, sleep, rejected   string
+	http                                         string
+	deferred, awake                              Label
 }
+
+// VLLMDeferredShare is the share of the waiting requests the vLLM naming writes as
+// reason="deferred" (blocked, not waiting for capacity); the rest is reason="capacity".
+const VLLMDeferredShare = 0.1
+
+// VLLMHealth5xxPerSecond is how fast the vLLM naming's /health route answers 5xx: errors of a
+// route that serves no inference, which the errors query must leave out.
+const VLLMHealth5xxPerSecond = 0.05
 
 // vLLM's bucket layouts (V1 loggers): requests from 0.3 s, so millisecond requests all fall in
 // the first bucket and histogram_quantile interpolates inside (0, 0.3].
@@ -65,6 +88,14 @@ func init() {
 		queries:   n.metric(profile.CacheQueries, profile.Counter),
 		preempt:   n.metric(profile.Preemptions, profile.Counter),
 		start:     n.metric(profile.ProcessStart, profile.Gauge),
+		prefill:   n.metric(profile.PrefillTime, profile.Histogram),
+		decode:    n.metric(profile.DecodeTime, profile.Histogram),
+		byReason:  n.metric(profile.WaitingDeferred, profile.Gauge),
+		deferred:  n.matcher(profile.WaitingDeferred, profile.Gauge),
+		sleep:     n.metric(profile.LoadState, profile.Gauge),
+		awake:     n.matcher(profile.LoadState, profile.Gauge),
+		rejected:  n.metric(profile.Rejections, profile.Counter),
+		http:      n.metric(profile.HTTPErrors, profile.Counter),
 	}
 	register(vllm{v}, n.err())
 }
@@ -117,7 +148,7 @@ func (v vllm) families(src Source, inst string) []Family {
 			At: func(t time.Time) Point { return Point{Value: src.KVCacheUsage(inst, model, t)} }})
 	}
 
-	return []Family{
+	return append([]Family{
 		perGroup(n.running, "Number of requests in model execution batches.", GaugeType, func(g group) func(time.Time) Point { return g.running(src) }),
 		perGroup(n.waiting, "Number of requests waiting to be processed.", GaugeType, func(g group) func(time.Time) Point { return g.queued(src) }),
 		kv,
@@ -133,5 +164,63 @@ func (v vllm) families(src Source, inst string) []Family {
 		hist(n.inference, "Histogram of time spent in RUNNING phase for request.", ComputeTime, VLLMRequestLatencyBuckets),
 		{Name: n.start, Help: "Start time of the process since unix epoch in seconds.", Type: GaugeType,
 			Series: []Series{{At: processStart(src, inst)}}},
+		hist(n.prefill, "Histogram of time spent in PREFILL phase for request.", PrefillTime, VLLMRequestLatencyBuckets),
+		hist(n.decode, "Histogram of time spent in DECODE phase for request.", DecodeTime, VLLMRequestLatencyBuckets),
+	}, v.stateFamilies(src, inst, gs, labels)...)
+}
+
+// stateFamilies are the current releases' scheduler, sleep, admission and HTTP families.
+func (v vllm) stateFamilies(src Source, inst string, gs []group, labels func(group, ...Label) []Label) []Family {
+	n := v.n
+	byReason := Family{Name: n.byReason, Help: "Number of requests waiting to be processed, by reason.", Type: GaugeType}
+	sleep := Family{Name: n.sleep, Help: "Engine sleep state; awake = 0 means engine is sleeping; awake = 1 means engine is awake; " +
+		"weights_offloaded = 1 means sleep level 1; discard_all = 1 means sleep level 2.", Type: GaugeType}
+	rejected := Family{Name: n.rejected, Help: "Requests rejected at admission, by reason.", Type: CounterType}
+	for _, g := range gs {
+		queued := g.queued(src)
+		for _, r := range []struct {
+			reason string
+			share  float64
+		}{{"capacity", 1 - VLLMDeferredShare}, {n.deferred.Value, VLLMDeferredShare}} {
+			byReason.Series = append(byReason.Series, Series{Labels: labels(g, Label{n.deferred.Name, r.reason}), Since: g.Since,
+				At: func(t time.Time) Point { return Point{Value: r.share * queued(t).Value} }})
+		}
+		for _, st := range []struct {
+			state string
+			when  bool // the value is 1 when Ready equals when
+		}{{n.awake.Value, true}, {"weights_offloaded", false}} {
+			sleep.Series = append(sleep.Series, Series{Labels: labels(g, Label{n.awake.Name, st.state}), Since: g.Since,
+				At: func(t time.Time) Point { return Point{Value: boolValue(src.Ready(inst, t) == st.when)} }})
+		}
+		sleep.Series = append(sleep.Series, Series{Labels: labels(g, Label{n.awake.Name, "discard_all"}), Since: g.Since,
+			At: func(time.Time) Point { return Point{} }})
+		rejected.Series = append(rejected.Series, Series{Labels: labels(g, Label{"reason", "queue_full"}), Since: g.Since, At: g.count(src, Rejections)})
 	}
+	// The API server's routes, summed over the instance's models (the instrumentator has no
+	// model label).
+	perInstance := func(c Counter) func(time.Time) Point {
+		return func(t time.Time) Point {
+			var p Point
+			for _, g := range gs {
+				p.Value += g.count(src, c)(t).Value
+			}
+			return p
+		}
+	}
+	health := func(t time.Time) Point {
+		st := src.ProcessStart(inst, t)
+		if st.IsZero() {
+			return Point{}
+		}
+		return Point{Value: math.Floor(VLLMHealth5xxPerSecond * t.Sub(st).Seconds())}
+	}
+	http := Family{Name: n.http, Help: "Total number of requests by method, status and handler.", Type: CounterType}
+	route := func(handler, method, status string, at func(time.Time) Point) Series {
+		return Series{Labels: []Label{{"handler", handler}, {"method", method}, {"status", status}}, At: at}
+	}
+	http.Series = append(http.Series,
+		route("/v1/chat/completions", "POST", "2xx", perInstance(HTTPOK)),
+		route("/v1/chat/completions", "POST", "5xx", perInstance(HTTPServerErrors)),
+		route("/health", "GET", "5xx", health))
+	return []Family{byReason, sleep, rejected, http}
 }

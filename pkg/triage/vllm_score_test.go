@@ -1,0 +1,83 @@
+package triage
+
+import (
+	"strings"
+	"testing"
+)
+
+// vllmLike makes the readings of a vLLM instance: GPU memory pre-allocated at 93 %, the KV cache
+// at 40 %, compute split 30/70 into prefill and decode, no deferred waiting requests.
+func vllmLike(s *Subject, in *Instance) {
+	in.GPUMem, in.GPUMemPeak = Pair{0.93, 0.93}, 0.93
+	in.KVCache = Pair{0.4, 0.4}
+	in.WaitingDeferred = Pair{0, 0}
+	s.Prefill, s.Decode = Pair{0.0037, 0.0037}, Pair{0.0087, 0.0087}
+}
+
+// TestScoreVLLMReadings: on a server that reports its KV cache, GPU memory used (pre-allocated)
+// is neither a symptom nor a cause; the KV cache is the memory-pressure signal; the compute
+// cause names the phase that grew, and the queue cause says whether the backlog is load or
+// blocked requests.
+func TestScoreVLLMReadings(t *testing.T) {
+	th := DefaultThresholds()
+	cases := []struct {
+		name     string
+		mutate   func(s *Subject, in *Instance)
+		verdict  Verdict
+		want     string
+		contains []string
+	}{
+		{"pre-allocated memory is healthy", nil, Healthy, "", nil},
+		{"decode grows with the KV cache full", func(s *Subject, in *Instance) {
+			s.Compute.Now, s.Prefill.Now, s.Decode.Now = 0.055, 0.0037, 0.0513
+			in.KVCache.Now = 0.97
+			s.P95.Now, s.BaselineRatio = 0.3, 12
+		}, Diagnosed, CauseComputeMemory, []string{"KV cache of node-a:8000 at 97.0 %", "decode grew", "prefill stays"}},
+		// Compute rising with memory calm is no direction on its own (as for every server); the
+		// candidate still names the phase.
+		{"prefill grows", func(s *Subject, in *Instance) {
+			s.Compute.Now, s.Prefill.Now, s.Decode.Now = 0.045, 0.0363, 0.0087
+			s.P95.Now, s.BaselineRatio = 0.2, 8
+		}, NoDirection, CauseComputeMemory, []string{"prefill grew", "decode stays"}},
+		{"load backlog", func(s *Subject, in *Instance) {
+			s.Queue.Now, s.QPS.Now, in.QPS.Now, in.QueueDepth.Now = 0.032, 150, 150, 5
+			in.Waiting, in.WaitingDeferred = Pair{0.5, 5}, Pair{0.05, 0.5}
+			s.P95.Now, s.BaselineRatio, s.Jitter.Now = 0.09, 3.6, 6.7
+		}, Diagnosed, CauseQueue, []string{"the backlog is load: 90 %"}},
+		{"blocked backlog", func(s *Subject, in *Instance) {
+			s.Queue.Now, in.QueueDepth.Now = 0.032, 5
+			in.Waiting, in.WaitingDeferred = Pair{0.5, 5}, Pair{0.05, 4}
+			s.P95.Now, s.BaselineRatio, s.Jitter.Now = 0.09, 3.6, 6.7
+		}, Diagnosed, CauseQueue, []string{"80 % of the waiting requests are deferred (blocked"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rd := readings("", func(s *Subject, in *Instance) {
+				vllmLike(s, in)
+				if c.mutate != nil {
+					c.mutate(s, in)
+				}
+			})
+			vllmLike(&rd.Subjects[1], &rd.Instances[1])
+			r := Score(rd, th)
+			t.Logf("%s: %s; %s", r.Verdict, causeList(&r), r.Summary)
+			if r.Verdict != c.verdict {
+				t.Fatalf("verdict %s, want %s: %s", r.Verdict, c.verdict, r.Summary)
+			}
+			if strings.Contains(r.Summary, "GPU memory 93") {
+				t.Errorf("pre-allocated GPU memory reported as a symptom: %s", r.Summary)
+			}
+			if c.want == "" {
+				return
+			}
+			if len(r.Causes) == 0 || r.Causes[0].ID != c.want {
+				t.Fatalf("first cause: want %s, got %s", c.want, causeList(&r))
+			}
+			for _, want := range c.contains {
+				if !strings.Contains(r.Causes[0].Summary, want) {
+					t.Errorf("summary %q lacks %q", r.Causes[0].Summary, want)
+				}
+			}
+		})
+	}
+}

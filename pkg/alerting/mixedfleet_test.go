@@ -142,9 +142,10 @@ func TestPrometheusFleetGroups(t *testing.T) {
 		return n
 	}
 	// GPU rules once; queue on every server; latency only where a latency histogram is (custom,
-	// vllm, tgi); cache drop on custom, vllm, triton; warm-up only on custom (a load state).
+	// vllm, tgi); cache drop on custom, vllm, triton; warm-up on custom and vllm (a load state:
+	// model_loading_status, vLLM's sleep state).
 	for alert, want := range map[string]int{"InferscopeGPUMemoryCritical": 1, "InferscopeGPUIdleUnderTraffic": 1, "InferscopeGPUMemoryForecast": 1,
-		"InferscopeQueueDominating": 5, "InferscopeLatencyCritical": 3, "InferscopeCacheHitRateDrop": 3, "InferscopeWarmupLong": 1} {
+		"InferscopeQueueDominating": 5, "InferscopeLatencyCritical": 3, "InferscopeCacheHitRateDrop": 3, "InferscopeWarmupLong": 2} {
 		if got := count(alert); got != want {
 			t.Errorf("%s rendered %d times, want %d", alert, got, want)
 		}
@@ -160,7 +161,7 @@ func TestPrometheusFleetGroups(t *testing.T) {
 	}
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "rules.yml"), body)
-	if out, err := tool(t, dir, "promtool", "check", "rules", "rules.yml"); err != nil || !strings.Contains(out, "SUCCESS: 82 rules found") {
+	if out, err := tool(t, dir, "promtool", "check", "rules", "rules.yml"); err != nil || !strings.Contains(out, "SUCCESS: 83 rules found") {
 		t.Fatalf("promtool check rules: %v\n%s", err, out)
 	}
 }
@@ -199,7 +200,7 @@ func TestGrafanaFleetRules(t *testing.T) {
 	if m := byID["queue-p1"][0].Labels[ModelLabel]; m != `{{ (or (index $labels "model_name") (index $labels "model")) }}` {
 		t.Errorf("queue-p1's model label reads %s", m)
 	}
-	for id, servers := range map[string][]string{"cache-drop-p2": {"custom", "vllm", "triton"}, "warmup-long-p2": {"custom"}} {
+	for id, servers := range map[string][]string{"cache-drop-p2": {"custom", "vllm", "triton"}, "warmup-long-p2": {"custom", "vllm"}} {
 		var got []string
 		for _, r := range byID[id] {
 			s := r.Labels[ServerLabel]

@@ -18,7 +18,7 @@ import (
 
 // TestRulesAndBacktestOnFleet: on the mixed fleet the rules resource renders for every server
 // the data source found, each with its own label names (the TGI routers' relabelled model label
-// from the settings), exactly as the catalog renders those five servers; the backtest resource
+// from the settings), exactly as the catalog renders those six servers; the backtest resource
 // replays them, a Triton model's queue surge labelled with its server.
 func TestRulesAndBacktestOnFleet(t *testing.T) {
 	dir, s := tbtest.TSDBFor(t, testbed.TSDBOptions{Profile: expo.FleetName})
@@ -28,7 +28,7 @@ func TestRulesAndBacktestOnFleet(t *testing.T) {
 	if status != http.StatusOK {
 		t.Fatalf("%d %s", status, body)
 	}
-	if ans.Profile.Name != "custom,vllm,triton,torchserve,tgi" || !ans.Profile.Detected || len(ans.Profile.Servers) != 5 {
+	if ans.Profile.Name != "custom,vllm,triton,torchserve,tgi,sglang" || !ans.Profile.Detected || len(ans.Profile.Servers) != 6 {
 		t.Errorf("profile %+v", ans.Profile)
 	}
 	var servers []profile.Profile
@@ -61,8 +61,8 @@ func TestRulesAndBacktestOnFleet(t *testing.T) {
 			perServer++
 		}
 	}
-	if perServer != 3 {
-		t.Errorf("cache-drop-p2 rendered %d times, want once per server with cache metrics (3)", perServer)
+	if perServer != 4 { // custom, vllm, triton, sglang
+		t.Errorf("cache-drop-p2 rendered %d times, want once per server with cache metrics (4)", perServer)
 	}
 
 	surge, _ := s.Incident(testbed.QueueSurge)

@@ -107,19 +107,19 @@ func nonNil(eps []backtest.EpisodeReport) []backtest.EpisodeReport {
 }
 
 // TestRulesExportFollowsTheFleet: `rules export --prometheus` renders for every server the engine
-// finds (one Prometheus group per server, the same file as naming the five profiles), and
+// finds (one Prometheus group per server, the same file as naming the six profiles), and
 // --profile still forces one.
 func TestRulesExportFollowsTheFleet(t *testing.T) {
 	fleet, _ := serveNaming(t, expo.FleetName)
 	code, out, errOut := runCLI(t, "rules", "export", "--format", "prometheus", "--prometheus", fleet)
 	p := alerting.Defaults()
-	p.Profile = "custom,vllm,triton,torchserve,tgi"
+	p.Profile = "custom,vllm,triton,torchserve,tgi,sglang"
 	want, err := alerting.RenderPrometheus(p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if code != 0 || out != string(want) {
-		t.Errorf("exit %d %s: the export differs from the five profiles' rendering:\n%.400s", code, errOut, out)
+		t.Errorf("exit %d %s: the export differs from the six profiles' rendering:\n%.400s", code, errOut, out)
 	}
 	code, out, _ = runCLI(t, "rules", "export", "--format", "prometheus", "--prometheus", fleet, "--profile", "triton")
 	p.Profile = "triton"

@@ -47,7 +47,7 @@ func TestRulesAndBacktestOnFleet(t *testing.T) {
 		t.Fatal(err)
 	}
 	if ans.Files["prometheus"] != string(want) {
-		t.Errorf("the Prometheus file is not the five servers' rendering:\n%.600s", ans.Files["prometheus"])
+		t.Errorf("the Prometheus file is not the six servers' rendering:\n%.600s", ans.Files["prometheus"])
 	}
 	if !strings.Contains(ans.Files["prometheus"], "- name: inferscope-tgi") || !strings.Contains(ans.Files["prometheus"], "sum by ("+expo.TGIModelLabel+", instance) (rate(tgi_request_count") {
 		t.Error("the TGI group does not read the renamed model label")

@@ -130,6 +130,11 @@ func DetectFleet(ctx context.Context, c *prom.Client, names map[string]bool, pro
 		for _, n := range present {
 			jobs = append(jobs, job{p.Name, n})
 		}
+		for _, n := range p.Backends { // a backend's names carried with this server's labels
+			if names[n] {
+				jobs = append(jobs, job{p.Name, n})
+			}
+		}
 	}
 	labels := map[string]string{}
 	for _, p := range profiles {

@@ -89,8 +89,10 @@ func TestHistoryFileProfilesAndGPUNaming(t *testing.T) {
 	}{
 		{"vllm", "inferscope", `vllm:e2e_request_latency_seconds_bucket{model_name="recsys-ranker",engine="0",instance="node-a:8000",job="inference",le="0.3"} `,
 			`inferscope_gpu_utilization_ratio{gpu="6",uuid="` + testbed.GPUUUID("node-a:8000", 6) + `",instance="node-a:9835",job="inferscope-probe",node="node-a"} `},
-		{"triton", "dcgm", `nv_inference_request_duration_us{model="recsys-ranker",version="v1.4.0",instance="node-b:8000",job="inference"} `,
+		{"triton", "dcgm", `nv_inference_request_duration_us{model="recsys-ranker",version="v1.4.0",gpu_uuid="` + testbed.GPUUUID("node-b:8000", 0) + `",instance="node-b:8000",job="inference"} `,
 			`DCGM_FI_DEV_GPU_UTIL{Hostname="node-b",UUID="` + testbed.GPUUUID("node-b:8000", 1) + `",container="model-server",device="nvidia1",gpu="1",modelName="NVIDIA A100-SXM4-40GB",namespace="inference",pod="inference-0",instance="node-b:9835",job="inferscope-probe",node="node-b"} `},
+		{"triton-summaries", "none", `nv_inference_request_summary_us{model="recsys-ranker",version="v1.4.0",gpu_uuid="` + testbed.GPUUUID("node-b:8000", 3) + `",instance="node-b:8000",job="inference",quantile="0.99"} `, ""},
+		{"triton-vllm", "none", `vllm:num_requests_running{model="recsys-ranker",version="v1.4.0",instance="node-a:8000",job="inference"} `, ""},
 		{"torchserve", "none", `ts_inference_latency_microseconds{model_name="text-embedder",model_version="v2.1.0",hostname="node-c",instance="node-c:8000",job="inference"} `, ""},
 		{"tgi", "inferscope", `tgi_request_duration_bucket{model_name="text-embedder",instance="node-c:8000",job="inference",le="0.00015000000000000001"} `,
 			`inferscope_gpu_memory_used_bytes{gpu="0",uuid="` + testbed.GPUUUID("node-c:8000", 0) + `",instance="node-c:9835",job="inferscope-probe",node="node-c"} `},

@@ -223,8 +223,10 @@ func hostedNames(profiles []Profile, seen map[string]Seen) map[string]bool {
 		}
 		for model, names := range s.Models {
 			for _, n := range names {
-				if model != "" && backend[n] {
-					out[n] = true
+				if model != "" && backend[n] { // the backend serves its whole family
+					for _, b := range p.Backends {
+						out[b] = true
+					}
 				}
 			}
 		}

@@ -201,7 +201,11 @@ func (b *builder) mean(r profile.Role) string {
 	if len(m.Minus) > 0 {
 		total = "(" + total + " - " + b.rateSum(m.Minus, "", m.Matchers, g) + ")"
 	}
-	expr := fmt.Sprintf("(%s / %s)", total, b.rateSum(m.Count, "", nil, g))
+	den := b.rateSum(m.Count, "", nil, g)
+	if len(m.CountMinus) > 0 { // executed requests: an absent subtrahend (no cache hits) is 0
+		den = fmt.Sprintf("(%s - (%s or 0 * %s))", den, b.rateSum(m.CountMinus, "", nil, g), den)
+	}
+	expr := fmt.Sprintf("(%s / %s)", total, den)
 	if m.Scale != 0 && m.Scale != 1 {
 		expr = fmt.Sprintf("(%s * %s)", expr, fmtFloat(m.Scale))
 	}

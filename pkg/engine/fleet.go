@@ -106,7 +106,8 @@ const detectParallel = 8
 // count by (__name__, model) over every bucket series), covers the same time span as the list of
 // metric names the measures are chosen from (so a history that ended hours ago still shows its
 // models), and answers one line per model. The number of calls is the number of signature
-// names present (at most the sum of the profiles' signature sizes, 33 for the built-in ones),
+// names present (at most the sum of the profiles' signature sizes, 33 for the built-in ones, plus
+// one per profile whose backends' names are present: Triton's vLLM backend),
 // whatever the fleet's size; they run in parallel, detectParallel at a time. A profile without
 // a model label only needs the names list.
 func DetectFleet(ctx context.Context, c *prom.Client, names map[string]bool, profiles []profile.Profile) (*Fleet, int, error) {
@@ -129,6 +130,12 @@ func DetectFleet(ctx context.Context, c *prom.Client, names map[string]bool, pro
 		}
 		for _, n := range present {
 			jobs = append(jobs, job{p.Name, n})
+		}
+		for _, n := range p.Backends { // a backend's names carried with this server's labels: one tells
+			if names[n] {
+				jobs = append(jobs, job{p.Name, n})
+				break
+			}
 		}
 	}
 	labels := map[string]string{}

@@ -72,7 +72,7 @@ func (lq latencyQuery) Run(ctx context.Context, x *Exec) error {
 	if !hasQuantiles(m) {
 		qs = []float64{0}
 	}
-	stats, err := x.readLatency(ctx, m, qs, x.serviceLabels(lq.perInstance))
+	stats, err := x.readRoleLatency(ctx, profile.Latency, m, qs, x.serviceLabels(lq.perInstance))
 	if err != nil {
 		return err
 	}

@@ -264,10 +264,16 @@ func (pl *latencyPlan) summaryQuantiles(m profile.Measure, ms []prom.Matcher, qu
 		return fmt.Errorf("a summary role needs exactly one metric, got %v", m.Metrics)
 	}
 	x, scale := pl.x, scaleOf(m)
-	at := pl.add(part{op: "max", metric: m.Metrics[0], matchers: ms, by: union(pl.by, m.QuantileLabel), perInstance: true})
+	// Per GPU too where the series are (Triton's gpu_uuid): a GPU's quantiles cannot be added
+	// to another's any more than an instance's, so each GPU keeps its series and the notice
+	// says so; none is picked for the instance.
+	dev := x.prof.DeviceLabel
+	at := pl.add(part{op: "max", metric: m.Metrics[0], matchers: ms, by: union(pl.by, m.QuantileLabel, dev), perInstance: true})
 	pl.finish = append(pl.finish, func(res [][]derive.Series) error {
 		found := map[float64]bool{}
+		perDevice := false
 		for _, s := range res[at] {
+			perDevice = perDevice || (dev != "" && s.Labels[dev] != "")
 			q, ok := matchQuantile(s.Labels[m.QuantileLabel], quants)
 			if !ok {
 				continue
@@ -276,6 +282,10 @@ func (pl *latencyPlan) summaryQuantiles(m profile.Measure, ms []prom.Matcher, qu
 			v := slices.Clone(s.V)
 			scaleValues(v, scale)
 			*dst = append(*dst, stat{Q: q, Series: derive.Series{Labels: copyWithout(s.Labels, m.QuantileLabel), T: s.T, V: v}})
+		}
+		if perDevice {
+			x.Notice(Warning, fmt.Sprintf("%s: the %s quantiles are per GPU (%s) as well as per instance: they cannot be aggregated, so each GPU's are shown",
+				x.prof.Title, strings.Join(m.Metrics, "+"), dev))
 		}
 		if len(res[at]) > 0 {
 			for _, q := range quants {
@@ -330,6 +340,10 @@ func (pl *latencyPlan) rateMean(m profile.Measure, ms []prom.Matcher, dst *[]sta
 	if len(minus) > 0 {
 		atM, nM = pl.addRates(minus, ms, by)
 	}
+	atX, nX := 0, 0
+	if m.Kind == profile.MicrosecondCounter && len(m.CountMinus) > 0 {
+		atX, nX = pl.addRates(m.CountMinus, ms, by)
+	}
 	pl.finish = append(pl.finish, func(res [][]derive.Series) error {
 		d, err := sumParts(res[atD:atD+nD], by)
 		if err != nil {
@@ -344,6 +358,13 @@ func (pl *latencyPlan) rateMean(m profile.Measure, ms []prom.Matcher, dst *[]sta
 			if sub, err = sumParts(res[atM:atM+nM], by); err != nil {
 				return err
 			}
+		}
+		if nX > 0 {
+			x, err := sumParts(res[atX:atX+nX], by)
+			if err != nil {
+				return err
+			}
+			c = minusWherePresent(c, x, by)
 		}
 		means, err := meanFromRates(d, sub, c, nM > 0, scale, by)
 		if err != nil {
@@ -387,6 +408,27 @@ func meanFromRates(dur, minus, count []derive.Series, hasMinus bool, scale float
 		out = append(out, mean)
 	}
 	return out, nil
+}
+
+// minusWherePresent subtracts the rates of sub from those of the same group in ss, point by
+// point; a missing group or point of sub counts as zero (Triton's cache hits exist only for
+// models with the response cache on).
+func minusWherePresent(ss, sub []derive.Series, by []string) []derive.Series {
+	subBy := indexBy(sub, by)
+	out := make([]derive.Series, len(ss))
+	for i, s := range ss {
+		x, ok := subBy[groupKey(s.Labels, by)]
+		v := slices.Clone(s.V)
+		if ok && len(x.V) == len(v) {
+			for j := range v {
+				if !math.IsNaN(x.V[j]) {
+					v[j] -= x.V[j]
+				}
+			}
+		}
+		out[i] = derive.Series{Labels: s.Labels, T: s.T, V: v}
+	}
+	return out
 }
 
 // rateReq asks for Σ rate(metrics) of a counter measure per group of by.
@@ -481,7 +523,7 @@ func (x *Exec) latencyExprWith(m profile.Measure, q float64, by []string, offset
 			if err != nil {
 				return "", err
 			}
-			e, err := aggregate("max", union(by, x.instanceLabel, m.QuantileLabel), sel+off)
+			e, err := aggregate("max", union(by, x.instanceLabel, m.QuantileLabel, x.prof.DeviceLabel), sel+off)
 			if err != nil {
 				return "", err
 			}
@@ -511,6 +553,14 @@ func (x *Exec) latencyExprWith(m profile.Measure, q float64, by []string, offset
 	den, err := rate(count, by)
 	if err != nil {
 		return "", err
+	}
+	if m.Kind == profile.MicrosecondCounter && len(m.CountMinus) > 0 {
+		// An absent subtrahend counts as zero: `or 0 * den` fills the groups it lacks.
+		sub, err := rate(m.CountMinus, by)
+		if err != nil {
+			return "", err
+		}
+		den = "(" + den + " - (" + sub + " or 0 * " + den + "))"
 	}
 	return scaled(num + " / " + den), nil
 }

@@ -175,7 +175,7 @@ func (r *Reader) windowMeanExpr(q WindowMeanQuery) (string, string) {
 	case len(m.Metrics) == 0 || len(m.Minus) > 0:
 	case m.Kind == profile.Summary || m.Kind == profile.Histogram:
 		names = [2]string{m.Metrics[0] + "_sum", m.Metrics[0] + "_count"}
-	case m.Kind == profile.MicrosecondCounter && len(m.Count) > 0:
+	case m.Kind == profile.MicrosecondCounter && len(m.Metrics) == 1 && len(m.Count) == 1 && len(m.CountMinus) == 0:
 		names = [2]string{m.Metrics[0], m.Count[0]}
 	}
 	if names[0] == "" {

@@ -161,7 +161,11 @@ func (x *Exec) loadWarmup(ctx context.Context) (*warmState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the warm-up signals: %w", err)
 	}
-	return x.buildWarmup(series)
+	ws, err := x.buildWarmup(series)
+	if err != nil {
+		return nil, err
+	}
+	return ws, x.addLoadTimes(ctx)
 }
 
 // buildWarmup turns the lifecycle signals into masks, widened by the rate window.

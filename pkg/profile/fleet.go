@@ -176,6 +176,7 @@ func DetectFleet(profiles []Profile, seen map[string]Seen) Fleet {
 			f.Ambiguous = append(f.Ambiguous, a)
 		}
 	}
+	hosted := hostedNames(profiles, seen)
 	for i, p := range profiles {
 		s, ok := seen[p.Name]
 		if !ok {
@@ -195,7 +196,7 @@ func DetectFleet(profiles []Profile, seen map[string]Seen) Fleet {
 		matched = compactStrings(matched)
 		srv := Server{Profile: p.Name, Models: won[i], Matched: matched}
 		if len(srv.Models) == 0 {
-			if len(matched) < minMatches || labelled(s) {
+			if countNotIn(matched, hosted) < minMatches || labelled(s) {
 				continue // absent, or every model it carries went to a better match
 			}
 			srv.Unlabelled = true
@@ -203,6 +204,44 @@ func DetectFleet(profiles []Profile, seen map[string]Seen) Fleet {
 		f.Servers = append(f.Servers, srv)
 	}
 	return f
+}
+
+// hostedNames are the names some profile's models carry as a backend's (Triton's vLLM backend
+// serves vllm:* with Triton's model label): they are that server's, and make no other server of
+// their own. (A vLLM server beside such a Triton, with its own labelled series, still claims
+// its models; only an unlabelled one would go unseen.)
+func hostedNames(profiles []Profile, seen map[string]Seen) map[string]bool {
+	out := map[string]bool{}
+	for _, p := range profiles {
+		s, ok := seen[p.Name]
+		if !ok || len(p.Backends) == 0 {
+			continue
+		}
+		backend := map[string]bool{}
+		for _, n := range p.Backends {
+			backend[n] = true
+		}
+		for model, names := range s.Models {
+			for _, n := range names {
+				if model != "" && backend[n] { // the backend serves its whole family
+					for _, b := range p.Backends {
+						out[b] = true
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+func countNotIn(names []string, set map[string]bool) int {
+	n := 0
+	for _, x := range names {
+		if !set[x] {
+			n++
+		}
+	}
+	return n
 }
 
 // labelled reports whether any series of the profile carried a model label value.

@@ -38,6 +38,15 @@ func TestDetectFleet(t *testing.T) {
 			},
 		},
 		{
+			// Triton's vLLM backend: vllm:* carry Triton's model label, none carries model_name.
+			name: "a Triton model on the vLLM backend is Triton's, and makes no vLLM server",
+			seen: map[string]Seen{
+				"vllm":   {Names: vllm, Models: map[string][]string{}},
+				"triton": {Names: triton, Models: map[string][]string{"llama": append(slices.Clone(triton), vllm[0])}}, // one name asked
+			},
+			servers: []Server{{Profile: "triton", Models: []string{"llama"}, Matched: sorted(triton)}},
+		},
+		{
 			name: "one signature name is not enough",
 			seen: map[string]Seen{
 				"custom": {Names: custom, Models: map[string][]string{"a": custom, "lonely": custom[:1]}},

@@ -126,6 +126,10 @@ type Measure struct {
 	// Count are the request counters a MicrosecondCounter divides by, or the
 	// denominator of a CounterRatio (added together).
 	Count []string
+	// CountMinus are counters subtracted from Count where they exist (an absent one
+	// counts as zero, and they are not Required): Triton's compute mean divides by the
+	// executed requests, successes − response-cache hits.
+	CountMinus []string
 	// Matchers are fixed label matchers, e.g. status="error".
 	Matchers map[string]string
 	// OneOf are fixed set matchers: the label must be one of the values (rendered as an
@@ -187,6 +191,17 @@ type Profile struct {
 	// Enable says what the server needs before it serves these metrics at all ("" when it
 	// serves them by default): shown where a profile's metrics are missing.
 	Enable string
+	// Backends are sample names a backend of the server exports with the server's own labels
+	// (Triton's vLLM backend serves vllm:* with model and version): a model carrying them under
+	// this profile's model label is this server's, and they make no server of another profile.
+	Backends []string
+	// DeviceLabel is the label that splits a model's per-request series per GPU (Triton's
+	// gpu_uuid on GPU instances), "" when there is none. Sums drop it; summary quantiles,
+	// which cannot be added, are kept per device and said to be.
+	DeviceLabel string
+	// LoadTime, when its Kind is set, is a gauge of the seconds a model's last load took
+	// (Triton's nv_model_load_duration_secs): warm-up evidence, not a role.
+	LoadTime Measure
 }
 
 // Measures returns the role's measures, or the notice explaining its absence.

@@ -164,53 +164,76 @@ var vllm = Profile{
 
 const tritonMeanNote = "Triton exports cumulative µs counters, not histograms: percentiles need the summary metrics (--metrics-config summary_latencies=true); showing the mean instead"
 
-// triton follows Triton Inference Server's metrics: cumulative µs counters
-// per model and version, optional per-instance summaries, no histograms.
+// tritonSummaryNote: Triton's summaries are per model, version and, on GPU instances, per GPU.
+const tritonSummaryNote = "summary quantiles over a sliding window, per instance (and per GPU on GPU instances): they cannot be aggregated across instances or GPUs"
+
+// triton follows Triton Inference Server's metrics (v2.71): cumulative µs counters per model and
+// version (and per gpu_uuid on GPU instances), optional summaries, a first-response histogram in
+// milliseconds, and the metrics its vLLM and TensorRT-LLM backends add with Triton's labels.
 var triton = Profile{
 	Name: "triton", Title: "Triton Inference Server",
 	ModelLabel: "model", VersionLabel: "version", InstanceLabel: "instance",
-	LabelNote: "GPU metrics carry gpu_uuid; failures carry a reason label (OTHER, BACKEND, CANCELED, REJECTED) in recent releases",
+	LabelNote: "GPU instances put gpu_uuid on the per-request metrics (summed away; summary quantiles stay per GPU); failures carry a reason label (OTHER, BACKEND, CANCELED, REJECTED) in recent releases",
 	Roles: map[Role][]Measure{
-		Requests: {counter(UnitRequests, "successes + failures", "nv_inference_request_success", "nv_inference_request_failure")},
+		Requests: {counter(UnitRequests, "successes + failures (successes include response-cache hits)", "nv_inference_request_success", "nv_inference_request_failure")},
 		Errors:   {counter(UnitRequests, "", "nv_inference_request_failure")},
 		Timeouts: {counterWhere("nv_inference_request_failure", map[string]string{"reason": "REJECTED"}, UnitRequests,
 			"closest Triton signal: requests the scheduler rejected (queue full or queue timeout), failure reason=\"REJECTED\"")},
+		// The request summary is off for models with the response cache on: the engine reads
+		// the summary for the models that have it and the mean for the others.
 		Latency: {
 			{Kind: Summary, Metrics: []string{"nv_inference_request_summary_us"}, QuantileLabel: "quantile", Scale: 1e-6, Unit: UnitSeconds,
-				Note: "summary quantiles over a sliding window, per instance: they cannot be aggregated across instances"},
+				Note: tritonSummaryNote},
 			{Kind: MicrosecondCounter, Metrics: []string{"nv_inference_request_duration_us"}, Count: []string{"nv_inference_request_success"},
-				Scale: 1e-6, Unit: UnitSeconds, Note: tritonMeanNote},
+				Scale: 1e-6, Unit: UnitSeconds, Note: tritonMeanNote + "; cache hits included"},
 		},
 		QueueTime: {
 			{Kind: Summary, Metrics: []string{"nv_inference_queue_summary_us"}, QuantileLabel: "quantile", Scale: 1e-6, Unit: UnitSeconds,
-				Note: "summary quantiles over a sliding window, per instance: they cannot be aggregated across instances"},
+				Note: tritonSummaryNote},
 			{Kind: MicrosecondCounter, Metrics: []string{"nv_inference_queue_duration_us"}, Count: []string{"nv_inference_request_success"},
-				Scale: 1e-6, Unit: UnitSeconds, Note: tritonMeanNote},
+				Scale: 1e-6, Unit: UnitSeconds, Note: tritonMeanNote + "; cache hits included"},
 		},
 		ComputeTime: {
 			{Kind: MicrosecondCounter,
-				Metrics: []string{"nv_inference_compute_input_duration_us", "nv_inference_compute_infer_duration_us", "nv_inference_compute_output_duration_us"},
-				Count:   []string{"nv_inference_request_success"}, Scale: 1e-6, Unit: UnitSeconds,
-				Note: tritonMeanNote + "; compute = input + infer + output (cache hits record no compute time)"},
+				Metrics:    []string{"nv_inference_compute_input_duration_us", "nv_inference_compute_infer_duration_us", "nv_inference_compute_output_duration_us"},
+				Count:      []string{"nv_inference_request_success"},
+				CountMinus: []string{"nv_cache_num_hits_per_model"}, Scale: 1e-6, Unit: UnitSeconds,
+				Note: tritonMeanNote + "; compute = input + infer + output, over the executed requests (successes − response-cache hits, which record no compute time)"},
 		},
 		QueueDepth: {gauge("nv_inference_pending_request_count", 1, UnitRequests, "requests received and not yet executing")},
 		Waiting:    {gauge("nv_inference_pending_request_count", 1, UnitRequests, "requests received and not yet executing")},
-		CacheHits:  {counter(UnitRequests, "response cache hits", "nv_cache_num_hits_per_model")},
+		Running: {
+			gauge("vllm:num_requests_running", 1, UnitRequests, "from Triton's vLLM backend (vllm:* with Triton's model and version labels)"),
+			{Kind: Gauge, Metrics: []string{"nv_trt_llm_request_metrics"}, Matchers: map[string]string{"request_type": "scheduled"}, Scale: 1, Unit: UnitRequests,
+				Note: "from Triton's TensorRT-LLM backend: scheduled requests (request_type=\"scheduled\")"},
+		},
+		CacheHits: {counter(UnitRequests, "response cache hits", "nv_cache_num_hits_per_model")},
 		CacheQueries: {counter(UnitRequests, "response cache lookups (hits + misses)",
 			"nv_cache_num_hits_per_model", "nv_cache_num_misses_per_model")},
+		KVCacheUsage: {
+			gauge("vllm:kv_cache_usage_perc", 1, UnitRatio, "from Triton's vLLM backend; a fraction 0..1 despite the name"),
+			gauge("vllm:gpu_cache_usage_perc", 1, UnitRatio, "from Triton's vLLM backend (pre-0.10 name); a fraction 0..1 despite the name"),
+			{Kind: Gauge, Metrics: []string{"nv_trt_llm_kv_cache_block_metrics"}, Matchers: map[string]string{"kv_cache_block_type": "fraction"}, Scale: 1, Unit: UnitRatio,
+				Note: "from Triton's TensorRT-LLM backend: fraction of KV cache blocks used (kv_cache_block_type=\"fraction\")"},
+		},
 		BatchSize: {{Kind: CounterRatio, Metrics: []string{"nv_inference_count"}, Count: []string{"nv_inference_exec_count"}, Scale: 1, Unit: UnitRequests,
-			Note: "average batch size = inferences / executions"}},
+			Note: "average batch size = inferences / executions (cache hits are neither)"}},
+		TimeToFirst: {
+			{Kind: Histogram, Metrics: []string{"nv_inference_first_response_histogram_ms"}, Scale: 1e-3, Unit: UnitSeconds,
+				Note: "time to the first response of each request (decoupled or not), a histogram in milliseconds (--metrics-config histogram_latencies=true; default buckets 100, 500, 2000, 5000 ms)"},
+			hist("vllm:time_to_first_token_seconds", UnitSeconds, "from Triton's vLLM backend"),
+		},
+		InterToken: {
+			hist("vllm:inter_token_latency_seconds", UnitSeconds, "from Triton's vLLM backend"),
+			hist("vllm:time_per_output_token_seconds", UnitSeconds, "from Triton's vLLM backend (older name of the inter-token latency)"),
+		},
 		GPUUtil: {gauge("nv_gpu_utilization", 1, UnitRatio, "from Triton's own DCGM collection, per gpu_uuid")},
 	},
 	Missing: map[Role]string{
 		NetworkTime:     "the network segment needs a gateway (or proxy) upstream-time histogram; Triton only measures its own time (server overhead = request − queue − compute)",
-		Running:         "Triton exports no count of executing requests",
-		KVCacheUsage:    "Triton's core metrics have no KV cache; TensorRT-LLM backends export their own nv_trt_llm_* gauges",
-		Preemptions:     "Triton does not preempt requests",
-		LoadState:       "Triton exports no model readiness metric (readiness is its /v2/models/{name}/ready API); warm-up is taken from counter resets and first appearance",
+		Preemptions:     "Triton does not preempt requests (its vLLM backend does not export vLLM's preemption counter)",
+		LoadState:       "Triton exports no model readiness metric (readiness is its /v2/models/{name}/ready API); warm-up is taken from counter resets and first appearance, and nv_model_load_duration_secs says how long each load took",
 		InputLength:     "Triton exports no input size distribution",
-		TimeToFirst:     "Triton's core metrics have no time to first token (nv_inference_first_response_histogram_ms exists only for decoupled models when histograms are enabled)",
-		InterToken:      "Triton's core metrics have no inter-token latency",
 		Confidence:      "Triton does not export prediction confidence; it is a business metric the application has to expose",
 		Fallback:        "Triton has no fallback path; fallbacks are counted by the application in front of it",
 		ProcessStart:    "Triton's metrics endpoint has no process_start_time_seconds; restarts are detected from counter resets",
@@ -226,6 +249,16 @@ var triton = Profile{
 		"nv_inference_queue_duration_us", "nv_inference_compute_infer_duration_us", "nv_inference_count",
 		"nv_inference_exec_count", "nv_inference_pending_request_count",
 	},
+	// Triton's vLLM backend serves vllm:* with Triton's model and version labels: a model carrying
+	// them under "model" is Triton's, not a vLLM server's.
+	Backends: []string{
+		"vllm:e2e_request_latency_seconds_bucket", "vllm:num_requests_running", "vllm:num_requests_waiting",
+		"vllm:request_success_total", "vllm:time_to_first_token_seconds_bucket", "vllm:kv_cache_usage_perc",
+		"vllm:gpu_cache_usage_perc", "vllm:request_queue_time_seconds_bucket",
+	},
+	DeviceLabel: "gpu_uuid",
+	LoadTime: Measure{Kind: Gauge, Metrics: []string{"nv_model_load_duration_secs"}, Scale: 1, Unit: UnitSeconds,
+		Note: "seconds the model's last load took"},
 }
 
 const torchserveMeanNote = "TorchServe exports cumulative µs counters, not histograms: showing the mean, percentiles do not exist; " +

@@ -90,31 +90,16 @@ func TestDetectsTheTestBedsExposition(t *testing.T) {
 			if err != nil {
 				t.Fatalf("the test bed serves a %q naming that no profile describes: %v", name, err)
 			}
-			ep, err := expo.Lookup(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv := httptest.NewServer(expo.Handler(sc.Source(), ep, func() time.Time { return at }))
-			defer srv.Close()
 			present := map[string]bool{}
 			labels := map[string]map[string]bool{}
-			for _, inst := range sc.Instances() {
-				fams := scrape(t, srv.URL+"/metrics?"+url.Values{"instance": {inst}}.Encode())
-				for _, f := range fams {
-					for _, m := range f.GetMetric() {
-						m.Label = append(m.Label, &dto.LabelPair{Name: strPtr("instance"), Value: strPtr(inst)})
-					}
+			// The server's variants (Triton with summaries, with the vLLM backend) are scraped
+			// too: each is detected alone, and a role resolves from one of them.
+			for _, naming := range append([]string{name}, expo.VariantsOf(name)...) {
+				names := scrapeNaming(t, sc, naming, at, present, labels)
+				got, d := profile.Detect(names)
+				if got.Name != want.Name || d.Ambiguous {
+					t.Fatalf("%s: Detect = %q (%s), want %q; names %v", naming, got.Name, d.Reason, want.Name, names)
 				}
-				sampleNames(fams, present, labels)
-			}
-			names := make([]string, 0, len(present))
-			for n := range present {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			got, d := profile.Detect(names)
-			if got.Name != want.Name || d.Ambiguous {
-				t.Fatalf("Detect = %q (%s), want %q; names %v", got.Name, d.Reason, want.Name, names)
 			}
 			p := want
 			if name == "tgi" { // the test bed's scrape configuration adds the model label
@@ -145,6 +130,35 @@ func TestDetectsTheTestBedsExposition(t *testing.T) {
 			}
 		})
 	}
+}
+
+// scrapeNaming serves one naming as inferscope-loadgen does, scrapes each instance into present
+// and labels, and returns the sample names of this naming alone.
+func scrapeNaming(t *testing.T, sc *testbed.Scenario, naming string, at time.Time, present map[string]bool, labels map[string]map[string]bool) []string {
+	t.Helper()
+	ep, err := expo.Lookup(naming)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(expo.Handler(sc.Source(), ep, func() time.Time { return at }))
+	defer srv.Close()
+	own := map[string]bool{}
+	for _, inst := range sc.Instances() {
+		fams := scrape(t, srv.URL+"/metrics?"+url.Values{"instance": {inst}}.Encode())
+		for _, f := range fams {
+			for _, m := range f.GetMetric() {
+				m.Label = append(m.Label, &dto.LabelPair{Name: strPtr("instance"), Value: strPtr(inst)})
+			}
+		}
+		sampleNames(fams, own, labels)
+	}
+	names := make([]string, 0, len(own))
+	for n := range own {
+		present[n] = true
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // hostLevel: measures whose series carry no model label (GPU utilisation and process start

@@ -114,6 +114,17 @@ func (src source) Histogram(x expo.Stream, m expo.Measure, bounds []float64, t t
 	return st.histogram(g, src.s.boundsKey(g, bounds), bounds, t)
 }
 
+func (src source) ModelGPUs(model string) []int { return src.s.ModelGPUs(model) }
+
+// Quantile is the stream's continuous quantile of the measure's segment at t.
+func (src source) Quantile(x expo.Stream, m expo.Measure, q float64, t time.Time) float64 {
+	g, ok := measureSegments[m]
+	if !ok {
+		return math.NaN()
+	}
+	return src.s.SegmentQuantile(g, x.Instance, x.Model, x.Version, q, t)
+}
+
 func (src source) Queued(x expo.Stream, t time.Time) float64 {
 	if st := src.stream(x); st != nil {
 		return st.inFlight(Queue, t)

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -64,10 +65,11 @@ type TSDBOptions struct {
 // histogram make it the slowest to build (see doc.go); its 2 days cover every incident (all in
 // the last day) with the rate windows before them. Set Days: 8 to test a TGI baseline. The
 // fleet namings, which include TGI, hold 2 days too, and so do the namings behind ingress-nginx
-// (their tests read the last day's incidents).
+// (their tests read the last day's incidents) and the variants (expo.VariantNames: Triton with
+// summaries, whose quantiles are computed per sample, or with the vLLM backend).
 func DefaultTSDBDays(profile string) int {
 	if profile == "tgi" || profile == expo.FleetName || strings.HasPrefix(profile, expo.FleetName+"-") ||
-		strings.HasSuffix(profile, "+"+expo.IngressNginx) {
+		strings.HasSuffix(profile, "+"+expo.IngressNginx) || slices.Contains(expo.VariantNames(), profile) {
 		return 2
 	}
 	return DefaultHistoryDays

@@ -89,7 +89,7 @@ func TestHistoryFileProfilesAndGPUNaming(t *testing.T) {
 	}{
 		{"vllm", "inferscope", `vllm:e2e_request_latency_seconds_bucket{model_name="recsys-ranker",engine="0",instance="node-a:8000",job="inference",le="0.3"} `,
 			`inferscope_gpu_utilization_ratio{gpu="6",uuid="` + testbed.GPUUUID("node-a:8000", 6) + `",instance="node-a:9835",job="inferscope-probe",node="node-a"} `},
-		{"triton", "dcgm", `nv_inference_request_duration_us{model="recsys-ranker",version="v1.4.0",instance="node-b:8000",job="inference"} `,
+		{"triton", "dcgm", `nv_inference_request_duration_us{model="recsys-ranker",version="v1.4.0",gpu_uuid="` + testbed.GPUUUID("node-b:8000", 0) + `",instance="node-b:8000",job="inference"} `,
 			// Today's dcgm-exporter: hostname (Hostname before 4.8.3), pci_bus_id and the driver label.
 			`DCGM_FI_DEV_GPU_UTIL{DCGM_FI_DRIVER_VERSION="550.54.15",UUID="` + testbed.GPUUUID("node-b:8000", 1) + `",container="model-server",device="nvidia1",gpu="1",hostname="node-b",modelName="NVIDIA A100-SXM4-40GB",namespace="inference",pci_bus_id="00000000:17:00.0",pod="inference-0",instance="node-b:9835",job="inferscope-probe",node="node-b"} `},
 		// dcgm-exporter 4.9's names and driver label, and 3.x's Hostname without pci_bus_id.
@@ -97,6 +97,8 @@ func TestHistoryFileProfilesAndGPUNaming(t *testing.T) {
 			`DCGM_FI_DEV_GPU_UTIL_RATIO{DCGM_FI_SYSTEM_DRIVER_VERSION="550.54.15",UUID="` + testbed.GPUUUID("node-a:8000", 2) + `",container="model-server",device="nvidia2",gpu="2",hostname="node-a",modelName="NVIDIA A100-SXM4-40GB",namespace="inference",pci_bus_id="00000000:27:00.0",pod="inference-1",instance="node-a:9835",job="inferscope-probe",node="node-a"} `},
 		{"vllm", "dcgm-3", `vllm:e2e_request_latency_seconds_bucket{model_name="recsys-ranker",engine="0",instance="node-a:8000",job="inference",le="0.3"} `,
 			`DCGM_FI_DEV_GPU_UTIL{DCGM_FI_DRIVER_VERSION="550.54.15",Hostname="node-a",UUID="` + testbed.GPUUUID("node-a:8000", 2) + `",container="model-server",device="nvidia2",gpu="2",modelName="NVIDIA A100-SXM4-40GB",namespace="inference",pod="inference-1",instance="node-a:9835",job="inferscope-probe",node="node-a"} `},
+		{"triton-summaries", "none", `nv_inference_request_summary_us{model="recsys-ranker",version="v1.4.0",gpu_uuid="` + testbed.GPUUUID("node-b:8000", 3) + `",instance="node-b:8000",job="inference",quantile="0.99"} `, ""},
+		{"triton-vllm", "none", `vllm:num_requests_running{model="recsys-ranker",version="v1.4.0",instance="node-a:8000",job="inference"} `, ""},
 		{"torchserve", "none", `ts_inference_latency_microseconds{model_name="text-embedder",model_version="v2.1.0",hostname="node-c",instance="node-c:8000",job="inference"} `, ""},
 		{"tgi", "inferscope", `tgi_request_duration_bucket{model_name="text-embedder",instance="node-c:8000",job="inference",le="0.00015000000000000001"} `,
 			`inferscope_gpu_memory_used_bytes{gpu="0",uuid="` + testbed.GPUUUID("node-c:8000", 0) + `",instance="node-c:9835",job="inferscope-probe",node="node-c"} `},

@@ -40,6 +40,11 @@ type Source interface {
 	GPUUtilRatio(instance string, gpu int, t time.Time) float64
 	// GPUUUID is the GPU's NVML UUID, the same one the probe reports.
 	GPUUUID(instance string, gpu int) string
+	// ModelGPUs lists the GPU ids that serve a model on every instance.
+	ModelGPUs(model string) []int
+	// Quantile is the q-quantile of measure m over the stream's requests at t (a summary's
+	// objective over its sliding window).
+	Quantile(st Stream, m Measure, q float64, t time.Time) float64
 }
 
 // Stream is one model version served by one instance; it exists from Since on.
@@ -120,7 +125,9 @@ type Point struct {
 	Value   float64   // counter and gauge
 	Buckets []float64 // histogram: cumulative counts per Family.Bounds
 	Count   float64   // histogram and summary
-	Sum     float64   // histogram and summary
+	// Quantiles are a summary's values at Family.Objectives.
+	Quantiles []float64
+	Sum       float64 // histogram and summary
 }
 
 // Series is one labelled member of a family.
@@ -140,7 +147,9 @@ type Family struct {
 	// FormatLe writes a bound as the server's client library does; nil is FormatBound
 	// (Python's prometheus_client).
 	FormatLe func(float64) string
-	Series   []Series
+	// Objectives are a summary's quantiles (none: _sum and _count only).
+	Objectives []float64
+	Series     []Series
 }
 
 // Target is what one scrape target exposes.
@@ -185,7 +194,10 @@ func Lookup(name string) (Profile, error) {
 	if p, ok := fleets[name]; ok {
 		return p, nil
 	}
-	return nil, fmt.Errorf("unknown profile %q (known: %v, and the fleets %v)", name, ProfileNames(), FleetNames())
+	if p, ok := variants[name]; ok {
+		return p, nil
+	}
+	return nil, fmt.Errorf("unknown profile %q (known: %v, the variants %v and the fleets %v)", name, ProfileNames(), VariantNames(), FleetNames())
 }
 
 // ProfileNames lists the registered profiles.

@@ -178,3 +178,9 @@ func (v serverView) GPUUtilRatio(instance string, gpu int, t time.Time) float64 
 func (v serverView) GPUUUID(instance string, gpu int) string {
 	return v.src.GPUUUID(v.orig(instance), gpu)
 }
+
+func (v serverView) ModelGPUs(model string) []int { return v.src.ModelGPUs(v.origModel(model)) }
+
+func (v serverView) Quantile(st Stream, m Measure, q float64, t time.Time) float64 {
+	return v.src.Quantile(v.origStream(st), m, q, t)
+}

@@ -218,10 +218,15 @@ func sampleLines(f Family, labels []Label) []sampleLine {
 			sampleLine{seriesPrefix(f.Name+"_sum", labels, nil), func(p Point) float64 { return p.Sum }})
 		return out
 	case SummaryType:
-		return []sampleLine{
-			{seriesPrefix(f.Name+"_count", labels, nil), func(p Point) float64 { return p.Count }},
-			{seriesPrefix(f.Name+"_sum", labels, nil), func(p Point) float64 { return p.Sum }},
+		out := make([]sampleLine, 0, len(f.Objectives)+2)
+		for i, q := range f.Objectives {
+			i := i
+			out = append(out, sampleLine{seriesPrefix(f.Name, labels, &Label{"quantile", strconv.FormatFloat(q, 'g', -1, 64)}),
+				func(p Point) float64 { return p.Quantiles[i] }})
 		}
+		return append(out,
+			sampleLine{seriesPrefix(f.Name+"_count", labels, nil), func(p Point) float64 { return p.Count }},
+			sampleLine{seriesPrefix(f.Name+"_sum", labels, nil), func(p Point) float64 { return p.Sum }})
 	}
 	return []sampleLine{{seriesPrefix(f.Name, labels, nil), func(p Point) float64 { return p.Value }}}
 }

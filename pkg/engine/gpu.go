@@ -564,16 +564,11 @@ func mergeGPU(m GPUMetric, raws []gpuRaw, n int) gpuValues {
 		}
 		ratio := make([]float64, n)
 		for i := range ratio {
-			ratio[i] = memoryRatio(used[i], valueAt(p[partTotal], i), valueAt(p[partFree], i), valueAt(p[partReserved], i))
+			ratio[i] = gpufields.MemoryRatio(used[i], valueAt(p[partTotal], i), valueAt(p[partFree], i), valueAt(p[partReserved], i))
 		}
 		out.add(id.k, id.n, ratio)
 	}
 	return out
-}
-
-// memoryRatio is the project's one GPU-memory definition (gpufields.MemoryRatio).
-func memoryRatio(used, total, free, reserved float64) float64 {
-	return gpufields.MemoryRatio(used, total, free, reserved)
 }
 
 func valueAt(v []float64, i int) float64 {

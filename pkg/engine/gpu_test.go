@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/prometheus/prometheus/promql/parser"
+
+	"github.com/inferscope/inferscope/pkg/gpufields"
 )
 
 func TestInstanceAndGPUNode(t *testing.T) {
@@ -157,9 +159,9 @@ func TestMemoryRatio(t *testing.T) {
 		{nan, 40, nan, nan, nan}, // no used sample
 		{30, 0, 10, nan, 0.75},   // a zero total falls back to the parts
 	} {
-		got := memoryRatio(c.used, c.total, c.free, c.reserved)
+		got := gpufields.MemoryRatio(c.used, c.total, c.free, c.reserved)
 		if math.IsNaN(got) != math.IsNaN(c.want) || (!math.IsNaN(got) && math.Abs(got-c.want) > 1e-12) {
-			t.Errorf("memoryRatio(%v) = %v, want %v", c, got, c.want)
+			t.Errorf("gpufields.MemoryRatio(%v) = %v, want %v", c, got, c.want)
 		}
 	}
 }

@@ -268,7 +268,7 @@ func TestScenarioXIDOnCue(t *testing.T) {
 	}
 	r := newRig(t, rigOptions{instance: idle.Instance, at: idle.Start.Add(-time.Minute)})
 	waitFor(t, "event watcher", func() bool { return r.probe.Collector.Stats().EventsWatched })
-	if g := r.probe.Collector.CollectNow().GPUs[6]; g.XIDErrors != nil || *g.UtilRatio == 0 {
+	if g := r.probe.Collector.CollectNow().GPUs[6]; g.XIDErrors == nil || len(g.XIDErrors) != 0 || *g.UtilRatio == 0 {
 		t.Fatalf("before the incident: xids %v util %v", g.XIDErrors, *g.UtilRatio)
 	}
 	r.now.Store(idle.Start.Add(time.Minute).UnixNano())

@@ -650,6 +650,10 @@ func (c *Collector) fillIdentity(g *snapshot.GPU, d *devState) {
 
 func (c *Collector) fillXIDs(g *snapshot.GPU, d *devState) {
 	if len(d.xids) == 0 {
+		// Watched and quiet is zero events; unwatched stays nil: not measured.
+		if c.watching.Load() {
+			g.XIDErrors = map[string]uint64{}
+		}
 		return
 	}
 	g.XIDErrors = make(map[string]uint64, len(d.xids))

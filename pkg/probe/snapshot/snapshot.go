@@ -89,7 +89,8 @@ type GPU struct {
 	RowRemapPending           *bool   `json:"rowRemapPending"`
 	RowRemapFailure           *bool   `json:"rowRemapFailure"`
 
-	// XIDErrors counts XID events per code since the probe started (key: decimal code).
+	// XIDErrors counts XID events per code since the probe started (key: decimal code): empty
+	// while the XID watcher runs and none came, nil when XIDs are not watched (not measured).
 	XIDErrors map[string]uint64 `json:"xidErrors"`
 	// LastXID is the most recent XID code seen, nil before the first one.
 	LastXID *uint64 `json:"lastXid"`

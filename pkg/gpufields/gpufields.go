@@ -130,14 +130,17 @@ var Fields = []Field{
 		triton("nv_gpu_utilization", 1),
 	}},
 	{Signal: EngineActive, Title: "graphics engine active", Unit: "ratio", Names: []Name{
+		probe("inferscope_gpu_graphics_engine_active_ratio", Gauge),
 		dcgm("DCGM_FI_PROF_GR_ENGINE_ACTIVE", Gauge, 1, upTo48),
 		dcgm("DCGM_FI_PROF_GR_ENGINE_UTIL_RATIO", Gauge, 1, from49),
 	}},
 	{Signal: TensorActive, Title: "tensor pipe active", Unit: "ratio", Names: []Name{
+		probe("inferscope_gpu_tensor_active_ratio", Gauge),
 		dcgm("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", Gauge, 1, upTo48),
 		dcgm("DCGM_FI_PROF_TENSOR_UTIL_RATIO", Gauge, 1, from49),
 	}},
 	{Signal: DRAMActive, Title: "memory interface active", Unit: "ratio", Names: []Name{
+		probe("inferscope_gpu_dram_active_ratio", Gauge),
 		dcgm("DCGM_FI_PROF_DRAM_ACTIVE", Gauge, 1, upTo48),
 		dcgm("DCGM_FI_PROF_DRAM_UTIL_RATIO", Gauge, 1, from49),
 	}},

@@ -532,6 +532,13 @@ func (c *Collector) readGPU(i int, d *devState, cycle uint64) snapshot.GPU {
 		}
 		return err
 	})
+	if g.MIGEnabled == nil || !*g.MIGEnabled {
+		r.do("activity", func() error {
+			a, err := h.Activity()
+			g.EngineActiveRatio, g.TensorActiveRatio, g.DRAMActiveRatio = a.GraphicsEngine, a.Tensor, a.DRAM
+			return err
+		})
+	}
 	if g.MIGEnabled != nil && *g.MIGEnabled {
 		r.do("mig devices", func() error {
 			migs, err := h.MIGDevices()

@@ -21,11 +21,13 @@ var (
 	ErrLibraryNotFound = errors.New("NVML library (libnvidia-ml.so.1) not found")
 	// ErrTimeout: an event wait ended with nothing to report.
 	ErrTimeout = errors.New("timeout")
+	// ErrFirstSample: a reading over an interval took its first sample; the next call answers.
+	ErrFirstSample = errors.New("first sample taken; the reading needs a second")
 )
 
 // Absent reports whether err means "this reading does not exist here" (omit, not an error).
 func Absent(err error) bool {
-	return errors.Is(err, ErrNotSupported) || errors.Is(err, ErrSymbolMissing)
+	return errors.Is(err, ErrNotSupported) || errors.Is(err, ErrSymbolMissing) || errors.Is(err, ErrFirstSample)
 }
 
 // CallError is a failed NVML call with its function name.
@@ -86,6 +88,19 @@ type Device interface {
 	MIGEnabled() (bool, error)
 	// MIGDevices lists the MIG devices of a GPU in MIG mode.
 	MIGDevices() ([]MIGDevice, error)
+	// Activity reads the GPU performance monitor (Hopper and later) over the time since the
+	// previous call on this device; the first call answers ErrFirstSample.
+	Activity() (Activity, error)
+}
+
+// Activity is the share of an interval, 0..1, that each unit of the GPU was busy, as the GPU
+// performance monitor counts it; nil where the GPU does not report that unit. It says more than
+// Utilization's "a kernel ran": a decode step that waits on memory keeps the graphics engine
+// active with the tensor pipes mostly idle.
+type Activity struct {
+	GraphicsEngine *float64 // any graphics or compute context active (DCGM's GR_ENGINE_ACTIVE)
+	Tensor         *float64 // any tensor pipe active (DCGM's PIPE_TENSOR_ACTIVE)
+	DRAM           *float64 // device memory bandwidth used against its peak (DCGM's DRAM_ACTIVE)
 }
 
 // MIGDevice is a MIG device handle with its instance ids.

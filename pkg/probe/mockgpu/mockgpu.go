@@ -183,6 +183,7 @@ func (s *System) fill(i int, d *server.Device) {
 	s.fillResources(i, d, memory)
 	s.fillHealth(i, d)
 	s.fillProcesses(i, d, memory)
+	s.fillGPM(i, d)
 }
 
 // lost is NVML's answer for every call to a GPU that has fallen off the bus.

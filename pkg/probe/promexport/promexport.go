@@ -415,6 +415,7 @@ func (b *builder) resources(g *snapshot.GPU) {
 		b.metric("inferscope_gpu_memory_bandwidth_utilization_ratio", gpufields.MemCopyUtil, "Fraction of time device memory was being read or written.", prometheus.GaugeValue, *v)
 	}
 	b.memory(g.MemUsedBytes, g.MemTotalBytes, g.MemReservedBytes)
+	b.activity(g)
 	if v := g.TemperatureCelsius; v != nil {
 		b.metric("inferscope_gpu_temperature_celsius", gpufields.Temperature, "GPU temperature.", prometheus.GaugeValue, *v)
 	}
@@ -644,4 +645,23 @@ func boolValue(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// activity writes the GPU performance monitor's readings: ours, or the profiling fields
+// dcgm-exporter writes for them (DCGM_FI_PROF_*), so "is the GPU busy" reads the same either way.
+func (b *builder) activity(g *snapshot.GPU) {
+	for _, a := range []struct {
+		name string
+		sig  gpufields.Signal
+		help string
+		v    *float64
+	}{
+		{"inferscope_gpu_graphics_engine_active_ratio", gpufields.EngineActive, "Fraction of the last collection interval the graphics/compute engine was active (GPU performance monitor).", g.EngineActiveRatio},
+		{"inferscope_gpu_tensor_active_ratio", gpufields.TensorActive, "Fraction of the last collection interval a tensor pipe was active (GPU performance monitor).", g.TensorActiveRatio},
+		{"inferscope_gpu_dram_active_ratio", gpufields.DRAMActive, "Device memory bandwidth used over the last collection interval against its peak (GPU performance monitor).", g.DRAMActiveRatio},
+	} {
+		if a.v != nil {
+			b.metric(a.name, a.sig, a.help, prometheus.GaugeValue, *a.v)
+		}
+	}
 }

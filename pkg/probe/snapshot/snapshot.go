@@ -59,6 +59,11 @@ type GPU struct {
 	MemReservedBytes  *uint64  `json:"memReservedBytes"`
 	MemUsedRatio      *float64 `json:"memUsedRatio"`
 	MemBandwidthRatio *float64 `json:"memBandwidthRatio"`
+	// The GPU performance monitor's activity over the last collection interval (Hopper and
+	// later, not on MIG devices); nil where not measured.
+	EngineActiveRatio *float64 `json:"engineActiveRatio,omitempty"`
+	TensorActiveRatio *float64 `json:"tensorActiveRatio,omitempty"`
+	DRAMActiveRatio   *float64 `json:"dramActiveRatio,omitempty"`
 
 	TemperatureCelsius *float64 `json:"temperatureCelsius"`
 	PowerWatts         *float64 `json:"powerWatts"`

@@ -59,6 +59,11 @@ var (
 	symMIGHandle         = []string{"nvmlDeviceGetMigDeviceHandleByIndex"}
 	symGPUInstanceID     = []string{"nvmlDeviceGetGpuInstanceId"}
 	symComputeInstanceID = []string{"nvmlDeviceGetComputeInstanceId"}
+	symGPMSupport        = []string{"nvmlGpmQueryDeviceSupport"}
+	symGPMAlloc          = []string{"nvmlGpmSampleAlloc"}
+	symGPMSample         = []string{"nvmlGpmSampleGet"}
+	symGPMMetrics        = []string{"nvmlGpmMetricsGet"}
+	symGPMFree           = []string{"nvmlGpmSampleFree"}
 )
 
 // Symbols lists every C symbol the probe may call (for documentation and tests).
@@ -77,6 +82,7 @@ var allSymbols = [][]string{
 	symPowerLimit, symClock, symClockEvents, symThrottleReasons, symPCIeThroughput, symPCIeReplay,
 	symECC, symRetiredPages, symRetiredPending, symRemappedRows, symProcesses, symMIGMode, symMaxMIG,
 	symMIGHandle, symGPUInstanceID, symComputeInstanceID,
+	symGPMSupport, symGPMAlloc, symGPMSample, symGPMMetrics, symGPMFree,
 }
 
 // Option configures Open.
@@ -322,8 +328,9 @@ func matchDevice(handles []nvml.Device, h nvml.Device) int {
 
 // device is a guarded handle.
 type device struct {
-	l *Library
-	h nvml.Device
+	l   *Library
+	h   nvml.Device
+	gpm gpmState
 }
 
 var _ gpu.Device = (*device)(nil)
@@ -569,7 +576,7 @@ func (d *device) MIGDevices() ([]gpu.MIGDevice, error) {
 			}
 			continue
 		}
-		mig := gpu.MIGDevice{Device: &device{l: d.l, h: h}, Index: i}
+		mig := gpu.MIGDevice{Device: &device{l: d.l, h: h, gpm: gpmState{mig: true}}, Index: i}
 		mig.GPUInstanceID, mig.ComputeInstanceID, mig.IDsErr = d.instanceIDs(h)
 		out = append(out, mig)
 	}

@@ -83,7 +83,7 @@ var gpuProfiling = map[GPUMetric]gpufields.Signal{
 // profilingNotMeasured says why a profiling measurement has no value.
 func profilingNotMeasured(m GPUMetric) string {
 	return gpufields.Of(gpuProfiling[m]).NotMeasured() +
-		" (dcgm-exporter's profiling fields, exported on data-center GPUs; the Inferscope probe and Triton do not read them)"
+		" (dcgm-exporter's profiling fields: in its default counters file from 4.x, on data-center GPUs; the Inferscope probe and Triton do not read them)"
 }
 
 // GPU memory thresholds of the brief: warn above 85 %, urgent above 92 %.

@@ -35,8 +35,8 @@ const (
 	tableGPUNames = "gpu_names"
 	// tableGatewayNames is the table of gateway histograms read (pkg/gateway's presets).
 	tableGatewayNames = "gateway_names"
-	markerPrefix  = "<!-- fields:"
-	markerEnd     = "<!-- /fields -->"
+	markerPrefix      = "<!-- fields:"
+	markerEnd         = "<!-- /fields -->"
 )
 
 // Files returns the content every generated file should have, given the repository root (the

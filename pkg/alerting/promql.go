@@ -374,11 +374,13 @@ func gpuMemoryRaw(x gpufields.Exporter) string {
 	return strings.Join(alts, " or ")
 }
 
-// gpuUtilMaxOver is the highest utilisation (0..1) of each GPU series of an exporter over d.
+// gpuUtilMaxOver is the highest activity (0..1) of each GPU series of an exporter over d: the
+// graphics engine's where dcgm-exporter exports it (`or` keeps the left side per GPU), else the
+// utilisation, as the engine's idle-under-traffic reading judges it.
 func (b *builder) gpuUtilMaxOver(d time.Duration) string {
 	return b.gpuByKey(func(x gpufields.Exporter) string {
 		var alts []string
-		for _, n := range gpufields.Of(gpufields.Util).Names {
+		for _, n := range append(gpufields.Of(gpufields.EngineActive).Names, gpufields.Of(gpufields.Util).Names...) {
 			if n.Exporter != x {
 				continue
 			}

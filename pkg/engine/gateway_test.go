@@ -22,7 +22,13 @@ import (
 // it with a gateway (nil = none).
 func behindIngress(t *testing.T) (*prom.Client, *testbed.Scenario) {
 	t.Helper()
-	dir, s := tbtest.TSDBFor(t, testbed.TSDBOptions{Profile: expo.BehindIngressNginx("vllm"), GPUNaming: testbed.GPUNamingNone})
+	return behindGateway(t, expo.BehindIngressNginx("vllm"))
+}
+
+// behindGateway serves a naming of vLLM behind one of the test bed's gateways.
+func behindGateway(t *testing.T, naming string) (*prom.Client, *testbed.Scenario) {
+	t.Helper()
+	dir, s := tbtest.TSDBFor(t, testbed.TSDBOptions{Profile: naming, GPUNaming: testbed.GPUNamingNone})
 	c, err := prom.New(promtest.Start(t, promtest.Options{DataDir: dir}).URL, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -51,12 +57,37 @@ func notices(res *Result) string {
 	return b.String()
 }
 
-// TestSplitNetworkFromIngressNginx: the network segment of vLLM behind ingress-nginx is the
-// controller's mean upstream time minus vLLM's own mean e2e time, over all instances, and shows
-// the network-jitter incident on node-b.
-func TestSplitNetworkFromIngressNginx(t *testing.T) {
-	c, s := behindIngress(t)
-	b := engineFor(t, c, s, ingressGateway(t))
+// gatewayCase is one of the test bed's gateways in front of vLLM, configured as its user would.
+type gatewayCase struct {
+	name, naming string
+	cfg          gateway.Config
+	describe     string // the notice naming the histogram read
+}
+
+var gatewayCases = []gatewayCase{
+	{"ingress-nginx", expo.BehindIngressNginx("vllm"), gateway.Config{Preset: gateway.IngressNginx, Model: gateway.Rule{Regex: "(.+)-svc"}},
+		"ingress-nginx gateway: nginx_ingress_controller_response_duration_seconds"},
+	{"envoy", expo.Behind("vllm", expo.Envoy), gateway.Config{Preset: gateway.Envoy, Model: gateway.Rule{Regex: "httproute/[^/]+/(.+)/rule/[0-9]+"}},
+		"Envoy gateway: envoy_cluster_upstream_rq_time, model from envoy_cluster_name"},
+	// Istio's preset reads reporter="source" only: the server sidecars' reporter="destination"
+	// series of the same metric hold the server's own time and would hide the network.
+	{"istio", expo.Behind("vllm", expo.Istio), gateway.Config{Preset: gateway.Istio, Model: gateway.Rule{Regex: "(.+)-predictor"}},
+		`Istio gateway: istio_request_duration_milliseconds{reporter="source"}, model from destination_workload`},
+}
+
+// TestSplitNetworkThroughGateways: the network segment of vLLM behind each gateway (ingress-nginx,
+// Envoy Gateway, Istio's ingress gateway) is the gateway's mean upstream time (ms scaled to
+// seconds for Envoy and Istio) minus vLLM's own mean e2e time, over all instances, and shows the
+// network-jitter incident on node-b.
+func TestSplitNetworkThroughGateways(t *testing.T) {
+	for _, gc := range gatewayCases {
+		t.Run(gc.name, func(t *testing.T) { splitNetworkThrough(t, gc) })
+	}
+}
+
+func splitNetworkThrough(t *testing.T, gc gatewayCase) {
+	c, s := behindGateway(t, gc.naming)
+	b := engineFor(t, c, s, gc.cfg)
 	in := incident(t, s, testbed.NetworkJitter)
 	from, to := in.Start.Add(-time.Hour), in.End.Add(20*time.Minute)
 	for _, model := range []string{"recsys-ranker", "text-embedder"} {
@@ -65,8 +96,8 @@ func TestSplitNetworkFromIngressNginx(t *testing.T) {
 			labels := map[string]string{"model_name": model}
 			network := pick(t, res, "network", labels)
 			regime := pick(t, res, "regime", labels)
-			if !strings.Contains(notices(res), "ingress-nginx gateway: nginx_ingress_controller_response_duration_seconds") {
-				t.Errorf("notices do not say where the network segment comes from:\n%s", notices(res))
+			if !strings.Contains(notices(res), gc.describe) {
+				t.Errorf("notices do not say where the network segment comes from (%s):\n%s", gc.describe, notices(res))
 			}
 			var before, during []float64
 			for i, ms := range network.T {

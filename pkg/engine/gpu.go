@@ -29,7 +29,7 @@ var (
 	fieldGPUMetrics = FieldSpec{Name: "metrics", Label: "Metrics", Kind: KindChoices, DefaultText: "all", Allowed: gpuMetricNames(),
 		Doc: "Which measurements; also the series names."}
 	gpuSpec = TypeSpec{Name: "gpu", Title: "GPU", Filters: gpuSelection, Profile: ProfileOptional, parse: parseGPU,
-		Doc:    "Per-GPU utilisation, memory used (85 % / 92 % lines), temperature and power from Prometheus.",
+		Doc:    "Per-GPU utilisation, graphics-engine, tensor-pipe and memory-interface activity (dcgm-exporter's profiling fields, \"not measured\" where not exported), memory used (85 % / 92 % lines), temperature and power from Prometheus.",
 		Fields: []FieldSpec{fieldGPUMetrics, fieldKVCacheMemory}}
 )
 
@@ -59,14 +59,32 @@ type GPUMetric string
 
 // The measurements of the `gpu` query type (its `metrics` option); also the series names.
 const (
-	GPUUtil        GPUMetric = "util"        // utilisation, ratio 0..1
+	GPUUtil        GPUMetric = "util"        // utilisation, ratio 0..1: the share of time a kernel ran
 	GPUMemory      GPUMetric = "memory"      // memory used / total, ratio 0..1
 	GPUTemperature GPUMetric = "temperature" // °C
 	GPUPower       GPUMetric = "power"       // W
+	// The profiling (DCP) fields of dcgm-exporter, ratios 0..1: how busy the GPU really is.
+	// Decode is memory-bound: a GPU can run a kernel all the time (util 100 %) with its engines
+	// mostly waiting on memory; and on a MIG instance GPU_UTIL is not exported at all.
+	GPUEngineActive GPUMetric = "engine_active" // graphics/compute engine active
+	GPUTensorActive GPUMetric = "tensor_active" // tensor pipe active
+	GPUDRAMActive   GPUMetric = "dram_active"   // memory interface active
 )
 
 // AllGPUMetrics lists the measurements in their display order.
-var AllGPUMetrics = []GPUMetric{GPUUtil, GPUMemory, GPUTemperature, GPUPower}
+var AllGPUMetrics = []GPUMetric{GPUUtil, GPUEngineActive, GPUTensorActive, GPUDRAMActive, GPUMemory, GPUTemperature, GPUPower}
+
+// gpuProfiling are the measurements only dcgm-exporter's profiling fields give: where
+// Prometheus lists none of their names they are not queried and read "not measured".
+var gpuProfiling = map[GPUMetric]gpufields.Signal{
+	GPUEngineActive: gpufields.EngineActive, GPUTensorActive: gpufields.TensorActive, GPUDRAMActive: gpufields.DRAMActive,
+}
+
+// profilingNotMeasured says why a profiling measurement has no value.
+func profilingNotMeasured(m GPUMetric) string {
+	return gpufields.Of(gpuProfiling[m]).NotMeasured() +
+		" (dcgm-exporter's profiling fields: in its default counters file from 4.x, on data-center GPUs; the Inferscope probe and Triton do not read them)"
+}
 
 // GPU memory thresholds of the brief: warn above 85 %, urgent above 92 %.
 const (
@@ -266,8 +284,11 @@ var gpuSources = map[GPUMetric][]gpuSource{
 	GPUUtil: sourcesOf(partSignal{partValue, gpufields.Util}),
 	GPUMemory: sourcesOf(partSignal{partUsed, gpufields.MemUsed}, partSignal{partTotal, gpufields.MemTotal},
 		partSignal{partFree, gpufields.MemFree}, partSignal{partReserved, gpufields.MemReserved}),
-	GPUTemperature: sourcesOf(partSignal{partValue, gpufields.Temperature}),
-	GPUPower:       sourcesOf(partSignal{partValue, gpufields.Power}),
+	GPUTemperature:  sourcesOf(partSignal{partValue, gpufields.Temperature}),
+	GPUPower:        sourcesOf(partSignal{partValue, gpufields.Power}),
+	GPUEngineActive: sourcesOf(partSignal{partValue, gpufields.EngineActive}),
+	GPUTensorActive: sourcesOf(partSignal{partValue, gpufields.TensorActive}),
+	GPUDRAMActive:   sourcesOf(partSignal{partValue, gpufields.DRAMActive}),
 }
 
 type partSignal struct {
@@ -301,6 +322,20 @@ func (e *Engine) presentSources(m GPUMetric) []gpuSource {
 		return gpuSources[m]
 	}
 	return out
+}
+
+// gpuMeasured reports whether a measurement may have series: always, but for a profiling
+// measurement whose names Prometheus is known not to list.
+func (e *Engine) gpuMeasured(m GPUMetric) bool {
+	if _, ok := gpuProfiling[m]; !ok || e.Present == nil {
+		return true
+	}
+	for _, s := range gpuSources[m] {
+		if e.Present[s.metric] {
+			return true
+		}
+	}
+	return false
 }
 
 func sourceByMetric(sources []gpuSource, name string) (gpuSource, bool) {
@@ -618,10 +653,12 @@ func parseGPU(_ Common, f Fields) (Runner, error) {
 
 var gpuMetricTitle = map[GPUMetric]string{
 	GPUUtil: "utilization", GPUMemory: "memory used", GPUTemperature: "temperature", GPUPower: "power",
+	GPUEngineActive: "graphics engine active", GPUTensorActive: "tensor pipe active", GPUDRAMActive: "memory interface active",
 }
 
 var gpuMetricUnit = map[GPUMetric]string{
 	GPUUtil: UnitPercentUnit, GPUMemory: UnitPercentUnit, GPUTemperature: UnitCelsius, GPUPower: UnitWatt,
+	GPUEngineActive: UnitPercentUnit, GPUTensorActive: UnitPercentUnit, GPUDRAMActive: UnitPercentUnit,
 }
 
 func (gq gpuQuery) Run(ctx context.Context, x *Exec) error {
@@ -630,6 +667,9 @@ func (gq gpuQuery) Run(ctx context.Context, x *Exec) error {
 	f := x.gpuFilter()
 	vals := make([]gpuValues, len(gq.metrics))
 	err := parallel(ctx, len(gq.metrics), func(ctx context.Context, i int) error {
+		if !x.e.gpuMeasured(gq.metrics[i]) {
+			return nil
+		}
 		raws, err := x.fetchGPU(ctx, gq.metrics[i], f, g)
 		if err != nil {
 			return err
@@ -646,6 +686,9 @@ func (gq gpuQuery) Run(ctx context.Context, x *Exec) error {
 	namings := map[gpuNaming]bool{}
 	n := 0
 	for i, m := range gq.metrics {
+		if _, prof := gpuProfiling[m]; prof && len(vals[i].keys) == 0 {
+			x.Notice(Info, profilingNotMeasured(m)+f.String())
+		}
 		for _, k := range vals[i].keys {
 			for _, nm := range vals[i].namings[k] {
 				namings[nm] = true

@@ -15,11 +15,11 @@ import (
 var (
 	idleDefaults = derive.DefaultIdleOptions()
 	fieldIdleFor = FieldSpec{Name: "idleFor", Label: "Idle for", Kind: KindDuration, Default: idleDefaults.IdleFor, Min: 60, Max: 86400,
-		Doc: "How long utilisation must stay at zero (≤ 0.5 %)."}
+		Doc: "How long the GPU's activity must stay at zero (≤ 0.5 %)."}
 	fieldQPSFraction = FieldSpec{Name: "qpsFraction", Label: "QPS fraction", Kind: KindNumber, Default: idleDefaults.TrafficFraction, Min: 0.01, Max: 10,
 		Doc: "Share of the QPS baseline the node must exceed."}
 	gpuIdleSpec = TypeSpec{Name: "gpu_idle_under_traffic", Title: "GPU idle under traffic", Filters: []string{"model", "instance", "gpu"},
-		parse: parseGPUIdle, Doc: "1 when a GPU sits at zero utilisation while its node serves traffic and its models are ready.",
+		parse: parseGPUIdle, Doc: "1 when a GPU sits idle — zero graphics-engine activity where dcgm-exporter's profiling field is exported, else zero utilisation — while its node serves traffic and its models are ready.",
 		Fields: []FieldSpec{fieldIdleFor, fieldQPSFraction}}
 )
 
@@ -34,10 +34,14 @@ var (
 	readyMappings = []ValueMapping{{Value: 0, Text: "not ready", Color: "orange"}, {Value: 1, Text: "ready", Color: "green"}}
 )
 
-// gpuIdleQuery is the `gpu_idle_under_traffic` type: 1 where a GPU's utilisation has been zero
+// gpuIdleQuery is the `gpu_idle_under_traffic` type: 1 where a GPU's activity has been zero
 // for idleFor while its node's QPS is above qpsFraction of the node's 7-day same-time-of-day
 // baseline and the node's models are ready (derive.IdleUnderTraffic), else 0; plus the inputs:
-// utilisation per GPU, and per node the QPS, its baseline and the readiness.
+// the activity per GPU, and per node the QPS, its baseline and the readiness.
+//
+// A GPU's activity is its graphics-engine activity (DCGM_FI_PROF_GR_ENGINE_ACTIVE) where
+// dcgm-exporter exports it, else its utilisation: utilisation only says a kernel ran during the
+// sample period, and a MIG instance has none (dcgm-exporter writes GPU_UTIL for whole GPUs only).
 type gpuIdleQuery struct {
 	idleFor     time.Duration
 	qpsFraction float64
@@ -81,12 +85,19 @@ func (iq gpuIdleQuery) Run(ctx context.Context, x *Exec) error {
 		return err
 	}
 	var (
-		utilRaws []gpuRaw
-		sig      nodeSignals
-		history  map[string][]float64
+		utilRaws, engineRaws []gpuRaw
+		sig                  nodeSignals
+		history              map[string][]float64
 	)
+	engineMeasured := x.e.gpuMeasured(GPUEngineActive)
 	if err := all(ctx,
 		func(ctx context.Context) (err error) { utilRaws, err = x.fetchGPU(ctx, GPUUtil, f, eval); return },
+		func(ctx context.Context) (err error) {
+			if engineMeasured {
+				engineRaws, err = x.fetchGPU(ctx, GPUEngineActive, f, eval)
+			}
+			return
+		},
 		func(ctx context.Context) (err error) {
 			sig, err = x.fetchNodeSignals(ctx, nodes, eval, window, true, window+eval.step)
 			return
@@ -95,7 +106,7 @@ func (iq gpuIdleQuery) Run(ctx context.Context, x *Exec) error {
 	); err != nil {
 		return err
 	}
-	util := mergeGPU(GPUUtil, utilRaws, len(eval.t))
+	util := busyOf(mergeGPU(GPUUtil, utilRaws, len(eval.t)), mergeGPU(GPUEngineActive, engineRaws, len(eval.t)))
 
 	nodeNames, baseline, noHistory, err := nodeBaselines(history, nodes, sig, hist, eval, bopt)
 	if err != nil {
@@ -127,8 +138,14 @@ func (iq gpuIdleQuery) Run(ctx context.Context, x *Exec) error {
 		}
 	}
 
-	if len(util.keys) == 0 {
+	switch {
+	case len(util.keys) == 0:
 		x.Notice(Info, gpufields.Of(gpufields.Util).NotMeasured()+f.String())
+	case len(util.fromEngine) == len(util.keys):
+		x.Notice(Info, "a GPU counts as idle when its graphics engine is idle (dcgm-exporter's profiling field): utilisation only says a kernel ran")
+	default:
+		x.Notice(Info, "idle judged by utilisation, which only says whether a kernel ran, for "+listKeys(util.utilOnly())+
+			"; the graphics engine's activity would say how busy the GPU is — "+profilingNotMeasured(GPUEngineActive))
 	}
 	if len(noServer) > 0 {
 		x.Notice(Info, "no inference server's requests found on the node of "+listKeys(noServer)+": the condition cannot hold there")
@@ -212,7 +229,7 @@ func nodeBaselines(history map[string][]float64, nodes []string, sig nodeSignals
 
 // addIdleSeries adds the idle-under-traffic flag and the utilisation of each GPU, and returns
 // the GPUs whose node serves no requests.
-func (x *Exec) addIdleSeries(iq gpuIdleQuery, util gpuValues, sig nodeSignals, baseline map[string][]float64, eval, out gpuGrid, idx []int) ([]GPUKey, error) {
+func (x *Exec) addIdleSeries(iq gpuIdleQuery, util gpuBusy, sig nodeSignals, baseline map[string][]float64, eval, out gpuGrid, idx []int) ([]GPUKey, error) {
 	opt := derive.IdleOptions{IdleFor: iq.idleFor, TrafficFraction: iq.qpsFraction}
 	var noServer []GPUKey
 	for _, k := range util.keys {
@@ -239,8 +256,47 @@ func (x *Exec) addIdleSeries(iq gpuIdleQuery, util gpuValues, sig nodeSignals, b
 		s := newSeries("idle_under_traffic", k.String()+" idle under traffic", UnitNone, k.Labels(), out.t, flag)
 		s.Mappings, s.Min, s.Max = idleMappings, ptr(0), ptr(1)
 		s.Thresholds = []Threshold{{Value: 1, Severity: Critical}}
-		u := gpuSeries(GPUUtil, k, out.t, sampleAt(util.values[k], idx))
-		x.Add(s, u)
+		m := GPUUtil
+		if util.fromEngine[k] {
+			m = GPUEngineActive
+		}
+		x.Add(s, gpuSeries(m, k, out.t, sampleAt(util.values[k], idx)))
 	}
 	return noServer, nil
+}
+
+// gpuBusy is each GPU's activity: graphics-engine activity where exported, else utilisation.
+type gpuBusy struct {
+	gpuValues
+	fromEngine map[GPUKey]bool
+}
+
+// busyOf takes, per GPU, its graphics-engine activity where it has any value, else its
+// utilisation. The keys are both sets', in order.
+func busyOf(util, engine gpuValues) gpuBusy {
+	out := gpuBusy{fromEngine: map[GPUKey]bool{}}
+	for _, k := range engine.keys {
+		if !gpuAllNaN(engine.values[k]) {
+			out.add(k, engine.namings[k][0], engine.values[k])
+			out.fromEngine[k] = true
+		}
+	}
+	for _, k := range util.keys {
+		if !out.fromEngine[k] {
+			out.add(k, util.namings[k][0], util.values[k])
+		}
+	}
+	sort.SliceStable(out.keys, func(i, j int) bool { return out.keys[i].less(out.keys[j]) })
+	return out
+}
+
+// utilOnly lists the GPUs read from utilisation.
+func (b gpuBusy) utilOnly() []GPUKey {
+	var out []GPUKey
+	for _, k := range b.keys {
+		if !b.fromEngine[k] {
+			out = append(out, k)
+		}
+	}
+	return out
 }

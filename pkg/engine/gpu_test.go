@@ -196,10 +196,10 @@ func TestParseGPUMetrics(t *testing.T) {
 	if err != nil || fmt.Sprint(ms) != "[util power]" {
 		t.Errorf("%v %v", ms, err)
 	}
-	if ms, _ := ParseGPUMetrics(nil); len(ms) != 4 {
+	if ms, _ := ParseGPUMetrics(nil); len(ms) != 7 {
 		t.Errorf("default %v", ms)
 	}
-	if _, err := ParseGPUMetrics([]string{"fan"}); err == nil || !strings.Contains(err.Error(), "util, memory, temperature, power") {
+	if _, err := ParseGPUMetrics([]string{"fan"}); err == nil || !strings.Contains(err.Error(), "util, engine_active, tensor_active, dram_active, memory, temperature, power") {
 		t.Errorf("unknown metric: %v", err)
 	}
 	for _, raw := range []string{

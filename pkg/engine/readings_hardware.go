@@ -87,13 +87,25 @@ func dcgmHardwareThrottle(by, x, window string) string {
 		by, strings.Join(bits, " + "), window)
 }
 
+// oncePerGPU keeps one count per GPU and event kind before the node's sum: dcgm-exporter
+// (in flex mode, its default) reports a MIG-partitioned GPU only through its GPU instances, each
+// instance's series labelled GPU_I_ID and GPU_I_PROFILE, and with its own pod, container and
+// namespace labels, and each carries the parent GPU's device-wide fields (XID, ECC, clocks)
+// again: the instances' copies are one event. The labels kept tell events apart (the XID code
+// of the probe's counter, dcgm-exporter's err_code, the windowed count's xid and window, the
+// terms of XIDEvents). A GPU without MIG has one series per event kind, or one per pod that used
+// it in turn: those overlap in time as the instances' do not, and the max keeps the larger.
+func oncePerGPU(by string) string {
+	return fmt.Sprintf("max by (%s, gpu, xid, err_code, %s, inferscope_new, inferscope_tile) ", by, gpufields.WindowLabel)
+}
+
 // newOrIncrease counts a counter's growth including series born inside the window (the first
 // XID of a code creates its series at 1, which increase() cannot see): a series absent at the
 // window's start counts its whole value, any other its increase. The new series come first:
 // `or` keeps the left side's series, and increase() of a series born in the window is 0.
 func newOrIncrease(by, sel string, w time.Duration) string {
 	d := promqlDuration(w)
-	return fmt.Sprintf("sum by (%s) ((%s unless %s offset %s) or increase(%s[%s]))", by, sel, sel, d, sel, d)
+	return fmt.Sprintf("sum by (%s) (%s((%s unless %s offset %s) or increase(%s[%s])))", by, oncePerGPU(by), sel, sel, d, sel, d)
 }
 
 // hardwareExprs are the XID, ECC and throttle expressions of a window, one per name of the
@@ -166,6 +178,8 @@ func (r *Reader) hardwareExprs(ctx context.Context, gpu string) (hardwareExprs, 
 //   - DCGM_EXP_XID_ERRORS_COUNT, a count over the exporter's sliding window W: the sum of its
 //     values at the window's end and every W before it counts each event once.
 //
+// On a MIG-partitioned GPU the instances' copies of the device-wide field count once (oncePerGPU).
+//
 // The Prometheus and Grafana alert renderings use it too, so the rules count as triage does.
 func XIDEvents(n gpufields.Name, sel func(extra ...prom.Matcher) (string, error), by string, w time.Duration, windows []int64) (string, error) {
 	s, err := sel()
@@ -187,8 +201,8 @@ func XIDEvents(n gpufields.Name, sel func(extra ...prom.Matcher) (string, error)
 	case gpufields.WindowCount:
 		return windowCountSum(by, sel, windows, w)
 	case gpufields.LastValue:
-		return fmt.Sprintf(`sum by (%s) (changes(%s[%s]) or label_replace(sum_over_time(clamp((%s != 0) unless %s offset 1m, 1, 1)[%s:1m]), "inferscope_new", "1", "", ""))`,
-			by, s, d, s, s, d), nil
+		return fmt.Sprintf(`sum by (%s) (%s(changes(%s[%s]) or label_replace(sum_over_time(clamp((%s != 0) unless %s offset 1m, 1, 1)[%s:1m]), "inferscope_new", "1", "", "")))`,
+			by, oncePerGPU(by), s, d, s, s, d), nil
 	}
 	return "", fmt.Errorf("%s is not an XID name", n.Metric)
 }
@@ -280,7 +294,7 @@ func windowCountSum(by string, sel func(extra ...prom.Matcher) (string, error), 
 			terms = append(terms, fmt.Sprintf(`label_replace(%s, "inferscope_tile", "%d", "", "")`, term, k))
 		}
 	}
-	return fmt.Sprintf("sum by (%s) (%s)", by, strings.Join(terms, " or ")), nil
+	return fmt.Sprintf("sum by (%s) (%s(%s))", by, oncePerGPU(by), strings.Join(terms, " or ")), nil
 }
 
 // HardwareReadings reads q. Nothing read answers Missing; a failed query answers the readings

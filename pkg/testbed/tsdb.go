@@ -46,7 +46,8 @@ type TSDBOptions struct {
 	// each serving its own copy of the models on its own port (expo.FleetModel,
 	// expo.FleetInstance), or "fleet-<server>", that server's part of the fleet alone; or
 	// "<server>+ingress-nginx" (expo.BehindIngressNginx), the server behind an ingress-nginx
-	// controller whose upstream histogram alone shows the network segment.
+	// controller whose upstream histogram alone shows the network segment; or "<server>+envoy"
+	// and "<server>+istio" (expo.Behind), the same behind Envoy Gateway or Istio's ingress gateway.
 	Profile string
 	// GPUNaming is the naming of the GPU series: inferscope (default, the probe's); dcgm
 	// (today's dcgm-exporter), dcgm-3, dcgm-4.5 or dcgm-4.9 (those dcgm-exporter versions,
@@ -64,15 +65,25 @@ type TSDBOptions struct {
 // time of day) for every naming but tgi, whose 35 duration and 100 input-length buckets per
 // histogram make it the slowest to build (see doc.go); its 2 days cover every incident (all in
 // the last day) with the rate windows before them. Set Days: 8 to test a TGI baseline. The
-// fleet namings, which include TGI, hold 2 days too, and so do the namings behind ingress-nginx
+// fleet namings, which include TGI, hold 2 days too, and so do the namings behind a gateway
 // (their tests read the last day's incidents) and the variants (expo.VariantNames: Triton with
 // summaries, whose quantiles are computed per sample, or with the vLLM backend).
 func DefaultTSDBDays(profile string) int {
 	if profile == "tgi" || profile == expo.FleetName || strings.HasPrefix(profile, expo.FleetName+"-") ||
-		strings.HasSuffix(profile, "+"+expo.IngressNginx) || slices.Contains(expo.VariantNames(), profile) {
+		behindGateway(profile) || slices.Contains(expo.VariantNames(), profile) {
 		return 2
 	}
 	return DefaultHistoryDays
+}
+
+// behindGateway reports whether a naming is a server behind one of the test bed's gateways.
+func behindGateway(profile string) bool {
+	for _, g := range expo.GatewayNames {
+		if strings.HasSuffix(profile, "+"+g) {
+			return true
+		}
+	}
+	return false
 }
 
 // normalize fills the defaults and checks the options.
@@ -106,8 +117,8 @@ func (o TSDBOptions) normalize() (TSDBOptions, error) {
 
 // WarmVariants are the TSDB variants this module's tests use; `inferscope-loadgen
 // --warm-test-cache` builds them all: every naming with the probe's GPU naming, plus Triton with
-// dcgm-exporter's (Triton fleets usually run dcgm-exporter), and vLLM behind ingress-nginx without
-// GPU series (the network segment's tests).
+// dcgm-exporter's (Triton fleets usually run dcgm-exporter), and vLLM behind ingress-nginx, Envoy
+// and Istio without GPU series (the network segment's tests).
 var WarmVariants = []TSDBOptions{
 	{},
 	{Profile: "vllm"},
@@ -117,6 +128,8 @@ var WarmVariants = []TSDBOptions{
 	{Profile: "tgi"},
 	{Profile: "sglang"},
 	{Profile: expo.BehindIngressNginx("vllm"), GPUNaming: GPUNamingNone},
+	{Profile: expo.Behind("vllm", expo.Envoy), GPUNaming: GPUNamingNone},
+	{Profile: expo.Behind("vllm", expo.Istio), GPUNaming: GPUNamingNone},
 }
 
 // tsdbBuilds remembers, per normalised variant, the cached directory this process uses.

@@ -212,7 +212,7 @@ export const GENERATED_QUERY_TYPES: QueryTypeSpec[] = [
   {
     value: "gpu",
     label: "GPU",
-    description: "Per-GPU utilisation, memory used (85 % / 92 % lines), temperature and power from Prometheus.",
+    description: "Per-GPU utilisation, graphics-engine, tensor-pipe and memory-interface activity (dcgm-exporter's profiling fields, \"not measured\" where not exported), memory used (85 % / 92 % lines), temperature and power from Prometheus.",
     filters: ["instance", "gpu"],
     options: [
       {
@@ -221,7 +221,7 @@ export const GENERATED_QUERY_TYPES: QueryTypeSpec[] = [
         kind: "multichoice",
         placeholder: "all",
         description: "Which measurements; also the series names.",
-        choices: ["util", "memory", "temperature", "power"],
+        choices: ["util", "engine_active", "tensor_active", "dram_active", "memory", "temperature", "power"],
       },
     ],
   },
@@ -250,7 +250,7 @@ export const GENERATED_QUERY_TYPES: QueryTypeSpec[] = [
   {
     value: "gpu_idle_under_traffic",
     label: "GPU idle under traffic",
-    description: "1 when a GPU sits at zero utilisation while its node serves traffic and its models are ready.",
+    description: "1 when a GPU sits idle — zero graphics-engine activity where dcgm-exporter's profiling field is exported, else zero utilisation — while its node serves traffic and its models are ready.",
     filters: ["model", "instance", "gpu"],
     options: [
       {
@@ -258,7 +258,7 @@ export const GENERATED_QUERY_TYPES: QueryTypeSpec[] = [
         label: "Idle for",
         kind: "duration",
         placeholder: "10m",
-        description: "How long utilisation must stay at zero (≤ 0.5 %).",
+        description: "How long the GPU's activity must stay at zero (≤ 0.5 %).",
       },
       {
         key: "qpsFraction",

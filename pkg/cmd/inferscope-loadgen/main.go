@@ -13,10 +13,13 @@
 // (default: the brief's custom service), live and in the history alike; vllm+ingress-nginx and
 // triton+ingress-nginx put an ingress-nginx controller in front (instance
 // ingress-nginx-controller:10254, job ingress-nginx), whose upstream histogram alone carries the
-// network segment (inferscope --gateway ingress-nginx --gateway-model-regex '(.+)-svc'). The
-// history also holds every
-// node's GPU series as a Prometheus scraping inferscope-probe (job inferscope-probe, instance
-// <node>:9835, node label) stores them, rendered by the probe's own exporter from the same
+// network segment (inferscope --gateway ingress-nginx --gateway-model-regex '(.+)-svc');
+// vllm+envoy and triton+envoy put Envoy Gateway's proxy in front (instance envoy-gateway:19001,
+// job envoy; --gateway envoy --gateway-model-regex 'httproute/[^/]+/(.+)/rule/[0-9]+'), vllm+istio
+// and triton+istio Istio's ingress gateway and a sidecar per server (--gateway istio
+// --gateway-model-regex '(.+)-predictor'). The history also holds every node's GPU series as a
+// Prometheus scraping inferscope-probe (job inferscope-probe, instance <node>:9835, node label)
+// stores them, rendered by the probe's own exporter from the same
 // scenario, in the probe's naming or a dcgm-exporter version's (--gpu-naming=dcgm, dcgm-3,
 // dcgm-4.5, dcgm-4.9, with variants +xid-count and +defaults; none leaves them out). Live
 // GPU metrics come from the probe itself (inferscope-probe --mock=dgxa100 --naming=… --mock.instance=…
@@ -133,7 +136,7 @@ func parseFlags(args []string, stderr io.Writer, now time.Time) (config, error) 
 	fs.IntVar(&c.historyDays, "history-days", testbed.DefaultHistoryDays, "days of history to write (1-60)")
 	fs.DurationVar(&c.step, "history-step", testbed.DefaultHistoryStep, "spacing of history samples (≥ 1s)")
 	fs.StringVar(&endFlag, "end", "now", "end of the history and the scenario's clock anchor: now or an RFC 3339 time")
-	fs.StringVar(&profileFlag, "profile", "custom", "metric naming profile: "+fmt.Sprint(expo.ProfileNames())+", a variant "+fmt.Sprint(expo.VariantNames())+", or a mixed fleet of them all in one: "+fmt.Sprint(expo.FleetNames())+", or a server behind ingress-nginx: vllm+ingress-nginx, triton+ingress-nginx")
+	fs.StringVar(&profileFlag, "profile", "custom", "metric naming profile: "+fmt.Sprint(expo.ProfileNames())+", a variant "+fmt.Sprint(expo.VariantNames())+", or a mixed fleet of them all in one: "+fmt.Sprint(expo.FleetNames())+", or a server behind a gateway: vllm+ingress-nginx, triton+ingress-nginx, vllm+envoy, triton+envoy, vllm+istio, triton+istio")
 	fs.StringVar(&scenarioFlag, "scenario", "default", "scenario: default")
 	fs.StringVar(&c.job, "job", "inference", "job label written into the history")
 	fs.StringVar(&c.gpuNaming, "gpu-naming", testbed.GPUNamingInferscope, "GPU series in the history: inferscope (the probe's naming); dcgm (today's dcgm-exporter, 4.8.3 on), dcgm-3, dcgm-4.5 or dcgm-4.9 (those versions of dcgm-exporter), each optionally +xid-count (with DCGM_EXP_XID_ERRORS_COUNT) and +defaults (only the default counters file's fields); or none")

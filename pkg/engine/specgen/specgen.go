@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -19,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/inferscope/inferscope/pkg/engine"
+	"github.com/inferscope/inferscope/pkg/gateway"
 	"github.com/inferscope/inferscope/pkg/gpufields"
 )
 
@@ -31,8 +33,10 @@ const (
 	tableCommon = "common"
 	// tableGPUNames is the table of GPU metric names read (pkg/gpufields).
 	tableGPUNames = "gpu_names"
-	markerPrefix  = "<!-- fields:"
-	markerEnd     = "<!-- /fields -->"
+	// tableGatewayNames is the table of gateway histograms read (pkg/gateway's presets).
+	tableGatewayNames = "gateway_names"
+	markerPrefix      = "<!-- fields:"
+	markerEnd         = "<!-- /fields -->"
 )
 
 // Files returns the content every generated file should have, given the repository root (the
@@ -163,6 +167,9 @@ func Table(name string) (string, error) {
 	if name == tableGPUNames {
 		return gpuNamesTable(), nil
 	}
+	if name == tableGatewayNames {
+		return gatewayNamesTable(), nil
+	}
 	if name == tableCommon {
 		fields = engine.CommonFields()
 	} else {
@@ -233,6 +240,43 @@ func gpuNamesTable() string {
 		}
 	}
 	return b.String()
+}
+
+// gatewayNamesTable lists the gateway presets: the histogram each reads, its unit, fixed
+// matchers, default model label and the labels it carries.
+func gatewayNamesTable() string {
+	var b strings.Builder
+	b.WriteString("| preset | histogram (base name) | unit | fixed matchers | model from (default) | labels | notes |\n|---|---|---|---|---|---|---|\n")
+	code := func(s string) string {
+		if s == "" {
+			return "—"
+		}
+		return "`" + s + "`"
+	}
+	for _, p := range gateway.Presets {
+		var ms []string
+		for _, k := range slices.Sorted(maps.Keys(p.Matchers)) {
+			ms = append(ms, fmt.Sprintf("`%s=%q`", k, p.Matchers[k]))
+		}
+		var ls []string
+		for _, l := range p.Labels {
+			ls = append(ls, "`"+l+"`")
+		}
+		metric, model := code(p.Metric), code(p.Model.Label)
+		if p.Name == gateway.Custom {
+			metric, model = "`metric` (required)", "`modelLabel` (required)"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s |\n", p.Name, metric, p.Unit, orDash(strings.Join(ms, ", ")),
+			model, orDash(strings.Join(ls, ", ")), cell(p.Note))
+	}
+	return b.String()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
 }
 
 // Tables lists the tables a document holds, in order.

@@ -72,6 +72,14 @@ func BehindIngressNginx(server string, g gateway.Config) Option {
 	}
 }
 
+// BehindGateway is BehindIngressNginx for any of the test bed's gateways (expo.GatewayNames):
+// server's naming behind gateway, without GPU series, with the gateway configuration g.
+func BehindGateway(server, gw string, g gateway.Config) Option {
+	return func(c *config) {
+		c.naming, c.profile, c.gpuNaming, c.gateway = expo.Behind(server, gw), server, testbed.GPUNamingNone, g
+	}
+}
+
 // GPUNaming serves the GPU series in the named naming (testbed.TSDBOptions.GPUNaming).
 func GPUNaming(name string) Option {
 	return func(c *config) { c.gpuNaming = name }

@@ -100,6 +100,11 @@ type Readings struct {
 	// NetworkPerModel: the network segment is the model's over all instances (the gateway does
 	// not tell them apart), so the network cause names no instance.
 	NetworkPerModel bool
+	// Deploys are the model's versions that appeared on its instances in the DeployLookback
+	// before the window or in it; DeploysRead says they could be looked for (the metrics carry
+	// model and version labels).
+	Deploys     []Deploy
+	DeploysRead bool
 }
 
 // instance returns the readings of the named instance.

@@ -3,7 +3,6 @@ package triage
 import (
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -173,9 +172,12 @@ func score(q question, rds []*Readings, th Thresholds) Report {
 	r := Report{Model: q.model, Version: q.version, Instance: q.instance, Node: q.node, GPU: q.gpu,
 		Window: newWindow(q.window.Start, q.window.End), Before: newWindow(q.before.Start, q.before.End),
 		Notices: append([]string{}, q.notices...), Queries: q.queries}
-	best, subjects, symptoms := gather(q, rds, th)
-	r.Causes = q.causes(best)
+	g := gather(q, rds, th)
+	r.Causes = q.causes(g.best)
 	r.Steps = steps(rds, r.Causes, th)
+	g.segmentsReport(&r)
+	r.NotMeasured = notMeasured(rds)
+	r.Notices = append(r.Notices, g.notes...)
 	top := 0.0
 	if len(r.Causes) > 0 {
 		top = r.Causes[0].Score
@@ -185,65 +187,27 @@ func score(q question, rds []*Readings, th Thresholds) Report {
 		r.Verdict = Diagnosed
 		c := r.Causes[0]
 		r.Summary = fmt.Sprintf("%s: %s", c.Title, c.Summary)
-	case len(symptoms) == 0 && top < th.AnomalyLow:
+		r.Confidence = c.Confidence
+	case len(g.symptoms) == 0 && top < th.AnomalyLow:
 		r.Verdict = Healthy
-		r.Summary = healthySummary(q, rds, subjects)
+		r.Summary = healthySummary(q, rds, g.subjects)
+		r.Confidence = "high"
+		if len(r.NotMeasured) > 3 {
+			r.Confidence = "medium" // healthy in what was read; part of the picture is missing
+		}
 	default:
 		r.Verdict = NoDirection
-		what := strings.Join(symptoms, "; ")
+		what := strings.Join(g.symptoms, "; ")
 		if what == "" {
 			what = "weak signs only"
 		}
+		if lt := g.lead.leadTextOrEmpty(); lt != "" {
+			what += "; " + lt
+		}
 		r.Summary = fmt.Sprintf("No clear direction (%s): escalate to the service's owners with this report", what)
+		r.Confidence = "low"
 	}
 	return r
-}
-
-// gather scores the causes of every instance and selected subject of the readings, keeping
-// the best candidate per cause above MinScore; it also counts the subjects and lists the
-// symptoms, each once.
-func gather(q question, rds []*Readings, th Thresholds) (best map[string]candidate, subjects int, symptoms []string) {
-	best = map[string]candidate{}
-	keep := func(c candidate) {
-		c.score = math.Round(math.Min(c.score, 0.99)*1000) / 1000
-		if c.score < MinScore {
-			return
-		}
-		if b, ok := best[c.id]; !ok || c.score > b.score {
-			best[c.id] = c
-		}
-	}
-	for _, rd := range rds {
-		for i := range rd.Instances {
-			for _, c := range instanceCauses(rd, &rd.Instances[i], th) {
-				// A node's hardware belongs to no model: in a node question naming one (whichever
-				// was read first) would send the reader to the wrong place.
-				if !q.byNode || c.id != CauseHardware {
-					c.model = rd.Model
-				}
-				keep(c)
-			}
-		}
-		for _, s := range rd.Subjects {
-			if !selected(rd, s) {
-				continue
-			}
-			for _, c := range subjectCauses(rd, s, rd.instance(s.Instance), th) {
-				c.model = rd.Model
-				keep(c)
-			}
-		}
-		subjects += len(rd.Subjects)
-		for _, s := range symptomsOf(rd, th) {
-			if q.byNode && !strings.HasPrefix(s, "GPU memory") {
-				s = rd.Model + ": " + s
-			}
-			if !slices.Contains(symptoms, s) {
-				symptoms = append(symptoms, s)
-			}
-		}
-	}
-	return best, subjects, symptoms
 }
 
 // causes makes the report's causes of the best candidates, strongest first (then by id).
@@ -541,9 +505,10 @@ func versionText(v string) string {
 	return v
 }
 
-// subjectCauses score the causes read per version on an instance: queue, compute with memory,
-// network, and a version slower than its siblings.
-func subjectCauses(rd *Readings, s Subject, in *Instance, th Thresholds) []candidate {
+// subjectCauses score the causes read per version on an instance: queue, compute (memory, KV
+// cache, a new version, or compute alone), network. raw is the subject as read, s the subject
+// as compared (a new version's before is the versions' it replaced).
+func subjectCauses(rd *Readings, raw, s Subject, in *Instance, th Thresholds) []candidate {
 	var out []candidate
 	half := 1.0
 	if warming(rd, in) {
@@ -555,9 +520,7 @@ func subjectCauses(rd *Readings, s Subject, in *Instance, th Thresholds) []candi
 	if c, ok := queueCause(s, in, th, half, who); ok {
 		out = append(out, c)
 	}
-	if c, ok := computeCause(rd, s, in, th, half, who); ok {
-		out = append(out, c)
-	}
+	out = append(out, computeCauses(rd, s, in, th, half, who)...)
 
 	// Network: the gateway's time beyond the service's own. Three signs: how much it rose, its
 	// share of the time, and how many times its own reference it is while the service's own time
@@ -584,32 +547,9 @@ func subjectCauses(rd *Readings, s Subject, in *Instance, th Thresholds) []candi
 				ev("end-to-end jitter (P99/P50) of the service", "none", s.Jitter, "the service's own latency distribution")}})
 	}
 
-	// Regression: this version slower than the other versions on the same instance.
-	var oSum, oW float64
-	var others []string
-	for _, o := range rd.Subjects {
-		if o.Instance != s.Instance || o.Version == s.Version {
-			continue
-		}
-		m := o.ServiceMean().Now
-		if finite(m) && o.QPS.Now > 0 {
-			oSum += m * o.QPS.Now
-			oW += o.QPS.Now
-			others = append(others, o.Version)
-		}
-	}
-	if oW > 0 && s.QPS.Now > 0 {
-		other := oSum / oW
-		r := ratio(svc.Now, other)
-		lim := th.RegressionLimit
-		if sc := 0.9 * grade(r, 1+lim*0.3, 1+lim*1.8); sc > 0 {
-			out = append(out, candidate{id: CauseModelRegression, instance: s.Instance, version: s.Version, score: sc,
-				summary: fmt.Sprintf("%s is %.1f %% slower than %s on the same instance (mean service time %s vs %s)",
-					who, (r-1)*100, strings.Join(others, ", "), msText(svc.Now), msText(other)),
-				evidence: []Evidence{ev("mean service time: other versions (before) vs this version (now)", "s", Pair{other, svc.Now},
-					"before = "+strings.Join(others, ", ")+" on "+s.Instance+" in the window; now = "+s.Version),
-					ev("P95 latency", "s", s.P95, "")}})
-		}
+	// Regression: a version deployed on this instance, slower than the one it replaced.
+	if c, ok := regressionCause(rd, raw, th, who); ok {
+		out = append(out, c)
 	}
 	return out
 }
@@ -659,9 +599,12 @@ func backlogReason(in *Instance) (Pair, string) {
 	return share, fmt.Sprintf("the backlog is load: %.0f %% of the waiting requests wait for capacity, %.0f %% are deferred", (1-share.Now)*100, share.Now*100)
 }
 
-// computeCause: compute rising, worse with GPU memory near the limit. Where the server times
-// compute's phases, the summary names the phase that grew.
-func computeCause(rd *Readings, s Subject, in *Instance, th Thresholds, half float64, who string) (candidate, bool) {
+// computeCauses: compute rising, explained by memory pressure (GPU memory, or the KV cache
+// where the server reports it), by KV-cache exhaustion (the cache near full with requests
+// preempted), or by none of the signals measured here (compute). Where the server times
+// compute's phases, the summary names the phase that grew. A memory cause needs memory past
+// its warning line: without it, a compute rise is "compute", not memory.
+func computeCauses(rd *Readings, s Subject, in *Instance, th Thresholds, half float64, who string) []candidate {
 	svc := s.ServiceMean()
 	cr := ratio(s.Compute.Now, s.Compute.Before)
 	cRising := cr >= riseRatio && s.Compute.Now-s.Compute.Before >= riseAbs
@@ -670,20 +613,76 @@ func computeCause(rd *Readings, s Subject, in *Instance, th Thresholds, half flo
 	if cRising {
 		memW = 1
 	}
-	sc := (0.5*grade(cr, riseRatio, 4)*b2f(cRising) + 0.45*grade(mp.value.Now, mp.warn, mp.crit)*memW) * half
-	if !(sc > 0) {
-		return candidate{}, false
+	memG := grade(mp.value.Now, mp.warn, mp.crit)
+	phase := phaseGrowth(s)
+	var out []candidate
+	if sc := (0.5*grade(cr, riseRatio, 4)*b2f(cRising) + 0.45*memG*memW) * half; memG > 0 && sc > 0 {
+		c := candidate{id: CauseComputeMemory, instance: s.Instance, version: s.Version, score: sc,
+			summary: fmt.Sprintf("compute time of %s is %s (%.1f× the hour before) with %s", who, msText(s.Compute.Now), cr, mp.text),
+			evidence: []Evidence{ev("mean compute time", "s", s.Compute, ""),
+				ev(mp.what, "percentunit", mp.value, mp.note),
+				ev("compute share of service time", "percentunit", Pair{ratio(s.Compute.Before, svc.Before), ratio(s.Compute.Now, svc.Now)}, "")}}
+		if in != nil && finite(in.KVCache.Now) {
+			// The KV cache near full: with requests preempted it is KV-cache exhaustion.
+			pre := in.Preemption.Now - in.Preemption.Before
+			if preG := grade(pre, preemptLine, 10*preemptLine); preG > 0 {
+				c.id = CauseKVCache
+				c.score = combine(sc, 0.3*preG*memW*half)
+				c.summary = fmt.Sprintf("the KV cache of %s is near full (%.1f %%, %.1f %% in the hour before) and %.1f %% of the requests are preempted (%.1f %% before): compute time of %s is %s (%.1f× the hour before)",
+					in.Name, in.KVCache.Now*100, in.KVCache.Before*100, in.Preemption.Now*100, in.Preemption.Before*100, who, msText(s.Compute.Now), cr)
+				c.evidence = append(c.evidence, ev("preemptions per request", "percentunit", in.Preemption, fmt.Sprintf("line: +%.1f points", preemptLine*100)))
+			}
+		}
+		if phase != "" {
+			c.summary += "; " + phase
+			c.evidence = append(c.evidence, ev("mean prefill time", "s", s.Prefill, ""), ev("mean decode time", "s", s.Decode, ""))
+		}
+		out = append(out, c)
 	}
-	c := candidate{id: CauseComputeMemory, instance: s.Instance, version: s.Version, score: sc,
-		summary: fmt.Sprintf("compute time of %s is %s (%.1f× the hour before) with %s", who, msText(s.Compute.Now), cr, mp.text),
-		evidence: []Evidence{ev("mean compute time", "s", s.Compute, ""),
-			ev(mp.what, "percentunit", mp.value, mp.note),
-			ev("compute share of service time", "percentunit", Pair{ratio(s.Compute.Before, svc.Before), ratio(s.Compute.Now, svc.Now)}, "")}}
-	if phase := phaseGrowth(s); phase != "" {
-		c.summary += "; " + phase
-		c.evidence = append(c.evidence, ev("mean prefill time", "s", s.Prefill, ""), ev("mean decode time", "s", s.Decode, ""))
+	if cRising {
+		c := candidate{id: CauseCompute, instance: s.Instance, version: s.Version, score: (0.5 + 0.2*grade(cr, riseRatio, 4)) * half,
+			summary: fmt.Sprintf("compute time of %s is %s (%.1f× the hour before, %s); the cause is not among the signals measured here (%s)",
+				who, msText(s.Compute.Now), cr, msText(s.Compute.Before), flatSignals(rd, in, mp)),
+			evidence: []Evidence{ev("mean compute time", "s", s.Compute, ""),
+				ev("compute share of service time", "percentunit", Pair{ratio(s.Compute.Before, svc.Before), ratio(s.Compute.Now, svc.Now)}, ""),
+				ev(mp.what, "percentunit", mp.value, mp.note+notMeasuredNote(mp.value))}}
+		if phase != "" {
+			c.summary += "; " + phase
+			c.evidence = append(c.evidence, ev("mean prefill time", "s", s.Prefill, ""), ev("mean decode time", "s", s.Decode, ""))
+		}
+		out = append(out, c)
 	}
-	return c, true
+	return out
+}
+
+// preemptLine: preemptions per request rising by this much (0.2 points) is past noise.
+const preemptLine = 0.002
+
+// flatSignals says which compute signals were read and stayed in line, and which were not read.
+func flatSignals(rd *Readings, in *Instance, mp pressure) string {
+	var read, not []string
+	add := func(what string, measured bool) {
+		if measured {
+			read = append(read, what)
+		} else {
+			not = append(not, what)
+		}
+	}
+	add("memory", finite(mp.value.Now))
+	if in != nil {
+		add("input length", finite(in.InputMean.Now))
+		add("XID/ECC", finite(in.XID.Now) || finite(in.ECCUncorrected.Now))
+		add("clock throttling", in.ThrottleMeasured)
+	}
+	add("version changes", rd.DeploysRead)
+	out := "in line: " + strings.Join(read, ", ")
+	if len(read) == 0 {
+		out = "nothing else measured"
+	}
+	if len(not) > 0 {
+		out += "; not measured: " + strings.Join(not, ", ")
+	}
+	return out
 }
 
 // pressure is the memory-pressure signal of an instance and its lines.

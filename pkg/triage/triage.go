@@ -203,8 +203,19 @@ type Report struct {
 	Verdict Verdict  `json:"verdict"`
 	Summary string   `json:"summary"`
 	Causes  []Cause  `json:"causes"`
-	Steps   []Step   `json:"steps"`
-	Notices []string `json:"notices"`
+	// Confidence says how sure the verdict is: the first cause's confidence when diagnosed,
+	// low for no direction; a healthy verdict is medium where several signals are not measured.
+	Confidence string `json:"confidence"`
+	// Segments attribute the latency change of the subject that changed most (SegmentsOf) to
+	// queue, compute (prefill and decode where the server times them), network and server
+	// overhead; Lead is the segment that explains the change ("" when latency did not change).
+	Segments   []SegmentChange `json:"segments"`
+	Lead       string          `json:"lead,omitempty"`
+	SegmentsOf string          `json:"segmentsOf,omitempty"`
+	// NotMeasured lists the signals the triage could not read and what each would have told.
+	NotMeasured []string `json:"notMeasured"`
+	Steps       []Step   `json:"steps"`
+	Notices     []string `json:"notices"`
 	// Queries counts the Prometheus queries the triage sent.
 	Queries int `json:"queries"`
 }

@@ -185,3 +185,35 @@ func TestScoreFasterNewVersionIsNoCause(t *testing.T) {
 		t.Fatalf("%s: %s; %s", r.Verdict, causeList(&r), r.Summary)
 	}
 }
+
+// TestChangePoints: in a 24-hour series at a steady 20 ms with a 30-minute step to 60 ms and a
+// single-point spike, the step is one change point and the spike none; two steps 5 minutes apart
+// merge into one episode, which is triaged from one step before its first point.
+func TestChangePoints(t *testing.T) {
+	from := tEnd.Add(-24 * time.Hour)
+	step := 2 * time.Minute
+	var ts []int64
+	var v []float64
+	for at := from.Add(step); !at.After(tEnd); at = at.Add(step) {
+		x := 0.02
+		switch {
+		case !at.Before(tEnd.Add(-8*time.Hour)) && at.Before(tEnd.Add(-8*time.Hour+30*time.Minute)):
+			x = 0.06
+		case at.Equal(tEnd.Add(-3 * time.Hour)):
+			x = 0.5
+		}
+		ts, v = append(ts, at.UnixMilli()), append(v, x)
+	}
+	cs := changePoints(ts, v, from, tEnd, "m on a")
+	if len(cs) != 1 || !cs[0].Start.Equal(tEnd.Add(-8*time.Hour)) || !cs[0].End.Equal(tEnd.Add(-8*time.Hour+28*time.Minute)) || cs[0].peak != 3 {
+		t.Fatalf("change points %+v", cs)
+	}
+	sp := episodeSpan(cs[0], step, from, tEnd)
+	if !sp.Start.Equal(tEnd.Add(-8*time.Hour-step)) || sp.End.Sub(sp.Start) != episodeWindow {
+		t.Errorf("episode span %v–%v", sp.Start, sp.End)
+	}
+	later := change{Span: Span{cs[0].End.Add(5 * time.Minute), cs[0].End.Add(20 * time.Minute)}, peak: 5, where: "m on b"}
+	if m := mergeChanges([]change{later, cs[0]}); len(m) != 1 || m[0].where != "m on b" || !m[0].End.Equal(later.End) {
+		t.Errorf("merged %+v", m)
+	}
+}

@@ -178,6 +178,8 @@ type Cause struct {
 	Evidence   []Evidence `json:"evidence"`
 	Next       string     `json:"next"`
 	Links      []Link     `json:"links"`
+	// Window is the change point the cause was found in, in a window longer than LongWindow.
+	Window *Window `json:"window,omitempty"`
 }
 
 // Step is one of the triage path's five steps with what it found.
@@ -216,6 +218,9 @@ type Report struct {
 	NotMeasured []string `json:"notMeasured"`
 	Steps       []Step   `json:"steps"`
 	Notices     []string `json:"notices"`
+	// Episodes are the change points of a window longer than LongWindow, each triaged on its
+	// own; the causes are theirs, each with its window.
+	Episodes []Episode `json:"episodes,omitempty"`
 	// Queries counts the Prometheus queries the triage sent.
 	Queries int `json:"queries"`
 }
@@ -233,6 +238,9 @@ func Diagnose(ctx context.Context, e *engine.Engine, o Options) (*Report, error)
 		}
 		r := ScoreNode(nr, DefaultThresholds())
 		return &r, nil
+	}
+	if o.To.Sub(o.From) > LongWindow {
+		return diagnoseLong(ctx, e, o)
 	}
 	rd, err := Read(ctx, e, o)
 	if err != nil {

@@ -3,6 +3,7 @@ package triage
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -31,28 +32,33 @@ type Deploy struct {
 // a recent deploy, the window's start for a version that appeared in the readings without a
 // deploy event, and the zero time for a version that was there all along.
 func versionAge(rd *Readings, instance string) map[string]time.Time {
-	out := map[string]time.Time{}
+	deployed := map[string]time.Time{}
+	for _, d := range rd.Deploys {
+		if d.Instance != instance || d.At.After(rd.Window.End) {
+			continue
+		}
+		if t, ok := deployed[d.Version]; !ok || d.At.Before(t) {
+			deployed[d.Version] = d.At
+		}
+	}
 	var before bool
 	for _, s := range rd.Subjects {
 		if s.Instance == instance && s.QPS.Before > 0 {
 			before = true
 		}
 	}
+	out := map[string]time.Time{}
 	for _, s := range rd.Subjects {
 		if s.Instance != instance {
 			continue
 		}
-		out[s.Version] = time.Time{}
-		if before && !(s.QPS.Before > 0) && s.QPS.Now > 0 {
+		switch t, ok := deployed[s.Version]; {
+		case ok:
+			out[s.Version] = t
+		case before && !(s.QPS.Before > 0) && s.QPS.Now > 0:
 			out[s.Version] = rd.Window.Start
-		}
-	}
-	for _, d := range rd.Deploys {
-		if d.Instance != instance || d.At.After(rd.Window.End) {
-			continue
-		}
-		if t, ok := out[d.Version]; ok && (t.IsZero() || d.At.Before(t)) {
-			out[d.Version] = d.At
+		default:
+			out[s.Version] = time.Time{}
 		}
 	}
 	return out
@@ -167,13 +173,13 @@ func regressionCause(rd *Readings, s Subject, th Thresholds, who string) (candid
 		return candidate{}, false
 	}
 	deployed := "deployed " + at.UTC().Format("2006-01-02 15:04 UTC")
-	if at.Equal(rd.Window.Start) {
+	if !slices.ContainsFunc(rd.Deploys, func(d Deploy) bool { return d.Instance == s.Instance && d.Version == s.Version }) {
 		deployed = "appeared in the window"
 	}
 	oldNames := versions(olds)
 	return candidate{id: CauseModelRegression, instance: s.Instance, version: s.Version, score: sc,
-		summary: fmt.Sprintf("%s (%s) is %.1f %% slower in %s time than %s on the same instance %s (mean %s vs %s)",
-			who, deployed, (r-1)*100, what, oldNames, when, msText(pick(what == "compute", s.Compute.Now, svc.Now)), msText(pick(what == "compute", refCmp, refSvc))),
+		summary: fmt.Sprintf("%s (%s) is %.0f %% slower in %s time (×%.2f) than %s on the same instance %s (mean %s vs %s)",
+			who, deployed, (r-1)*100, what, r, oldNames, when, msText(pick(what == "compute", s.Compute.Now, svc.Now)), msText(pick(what == "compute", refCmp, refSvc))),
 		evidence: []Evidence{
 			ev("mean service time: the version(s) replaced (before) vs the new version (now)", "s", Pair{refSvc, svc.Now},
 				"before = "+oldNames+" on "+s.Instance+" "+when+"; now = "+s.Version+" ("+deployed+")"),

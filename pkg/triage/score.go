@@ -510,10 +510,10 @@ func versionText(v string) string {
 // as compared (a new version's before is the versions' it replaced).
 func subjectCauses(rd *Readings, raw, s Subject, in *Instance, th Thresholds) []candidate {
 	var out []candidate
+	// The service types the subject is read from drop the warm-up's samples (the engine's
+	// warm-up filter): a change they still show happened outside the warm-up, so these causes
+	// are not weighed down on a warming instance (a deploy's restart must not hide its version).
 	half := 1.0
-	if warming(rd, in) {
-		half = 0.5
-	}
 	who := subjectText(rd.Model, s.Version) + " on " + s.Instance
 	svc := s.ServiceMean()
 

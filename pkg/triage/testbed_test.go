@@ -264,12 +264,14 @@ func BenchmarkDiagnoseQueueSurge(b *testing.B) {
 }
 
 // TestDiagnoseVLLM: the same scenario in vLLM's naming (no version label, coarse latency
-// buckets, no gateway): the queue surge is still queue-dominated first, the compute slowdown
-// compute-dominated with memory, and the notices name what vLLM cannot give; vLLM's waiting by
-// reason, prefill/decode split and KV-cache usage shape the summaries.
+// buckets, no gateway): the queue surge is still queue-dominated first; the compute slowdown
+// shows there as the KV cache at 97 % with 2 % of the requests preempted — KV-cache exhaustion
+// (vLLM pre-allocates its memory: the KV cache is its memory pressure); the notices name what
+// vLLM cannot give; vLLM's waiting by reason, prefill/decode split and KV-cache usage shape the
+// summaries.
 func TestDiagnoseVLLM(t *testing.T) {
 	e, s := enginetest.Start(t, enginetest.Profile("vllm"))
-	for kind, want := range map[testbed.IncidentKind]string{testbed.QueueSurge: CauseQueue, testbed.ComputeSlowdown: CauseComputeMemory} {
+	for kind, want := range map[testbed.IncidentKind]string{testbed.QueueSurge: CauseQueue, testbed.ComputeSlowdown: CauseKVCache} {
 		in, _ := s.Incident(kind)
 		from, to := incidentWindow(in)
 		r, err := Diagnose(context.Background(), e, Options{Model: in.Model, Version: in.Version, From: from, To: to})
@@ -288,7 +290,7 @@ func TestDiagnoseVLLM(t *testing.T) {
 		// memory vLLM pre-allocates.
 		want := map[testbed.IncidentKind][]string{
 			testbed.QueueSurge:      {"the backlog is load: 90 % of the waiting requests wait for capacity"},
-			testbed.ComputeSlowdown: {"decode grew", "prefill stays", "the KV cache of node-b:8000 at 97.0 %"},
+			testbed.ComputeSlowdown: {"decode grew", "prefill stays", "the KV cache of node-b:8000 is near full (97.0 %", "2.0 % of the requests are preempted"},
 		}[kind]
 		for _, w := range want {
 			if !strings.Contains(r.Causes[0].Summary, w) {
@@ -300,11 +302,11 @@ func TestDiagnoseVLLM(t *testing.T) {
 
 // TestDiagnoseSGLang: the scenario in SGLang's naming (no version label, buckets from 0.1 s,
 // compute as e2e − queue, no failure counter, no gateway, no load state): the queue surge is
-// queue-dominated first, the compute slowdown compute-dominated with memory, and the notices name
-// what SGLang cannot give.
+// queue-dominated first, the compute slowdown KV-cache exhaustion (its KV cache full, requests
+// retracted), and the notices name what SGLang cannot give.
 func TestDiagnoseSGLang(t *testing.T) {
 	e, s := enginetest.Start(t, enginetest.Profile("sglang"))
-	for kind, want := range map[testbed.IncidentKind]string{testbed.QueueSurge: CauseQueue, testbed.ComputeSlowdown: CauseComputeMemory} {
+	for kind, want := range map[testbed.IncidentKind]string{testbed.QueueSurge: CauseQueue, testbed.ComputeSlowdown: CauseKVCache} {
 		in, _ := s.Incident(kind)
 		from, to := incidentWindow(in)
 		r, err := Diagnose(context.Background(), e, Options{Model: in.Model, Version: in.Version, From: from, To: to})

@@ -92,9 +92,9 @@ func decompose(s Subject, who string) decomp {
 	grew := finite(change) && change >= riseAbs && ratio(d.total.Now, d.total.Before) >= totalRise
 	best := 0.0
 	seg := func(name, parent string, p Pair, note string) SegmentChange {
-		c := SegmentChange{Segment: name, Parent: parent, Before: num(p.Before), Now: num(p.Now), Change: num(p.Now - p.Before), Note: note}
+		c := SegmentChange{Segment: name, Parent: parent, Before: num(p.Before), Now: num(p.Now), Change: num(dust(p.Now - p.Before)), Note: note}
 		if grew && finite(p.Now-p.Before) {
-			c.Share = num((p.Now - p.Before) / change)
+			c.Share = num(math.Round(dust(p.Now-p.Before)/change*1e4) / 1e4)
 		}
 		if c.Before == nil || c.Now == nil {
 			c.Note = strings.TrimPrefix(note+"; not measured", "; ")
@@ -134,3 +134,6 @@ func (d *decomp) leadTextOrEmpty() string {
 	}
 	return d.leadText()
 }
+
+// dust rounds a difference of two means to the nanosecond: float dust is no change.
+func dust(x float64) float64 { return math.Round(x*1e9) / 1e9 }

@@ -223,3 +223,56 @@ func TestChangePoints(t *testing.T) {
 		t.Errorf("merged %+v", m)
 	}
 }
+
+// TestScoreLostCapacityIsQueue: node-b stops serving and node-a takes its traffic (×2 there, the
+// model's total unchanged): the queue node-a builds is lost capacity — queue first, the moved
+// traffic not a surge.
+func TestScoreLostCapacityIsQueue(t *testing.T) {
+	rd := readings("", func(s *Subject, in *Instance) {
+		s.QPS.Now, in.QPS.Now, in.QueueDepth.Now = 200, 200, 4
+		s.Queue.Now, s.P95.Now, s.BaselineRatio, s.Jitter.Now = 0.02, 0.06, 2.4, 4
+	})
+	rd.Instances[1].QPS.Now, rd.Subjects[1].QPS.Now = math.NaN(), math.NaN()
+	for _, p := range []*Pair{&rd.Subjects[1].Queue, &rd.Subjects[1].Compute, &rd.Subjects[1].Network, &rd.Subjects[1].P95} {
+		p.Now = math.NaN()
+	}
+	r := Score(rd, DefaultThresholds())
+	t.Logf("%s: %s", r.Verdict, causeList(&r))
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseQueue || r.Causes[0].Instance != "node-a:8000" {
+		t.Fatalf("want queue first on node-a: %s", causeList(&r))
+	}
+	if c := cause(t, &r, CauseTrafficSurge); c.Score >= DefaultThresholds().DiagnosedScore/2 || !strings.Contains(c.Summary, "lost capacity") {
+		t.Errorf("traffic_surge %.3f: %q", c.Score, c.Summary)
+	}
+	// The same queue with the model's total traffic doubled is a surge's.
+	rd.Instances[1].QPS.Now = 200
+	if r := Score(rd, DefaultThresholds()); cause(t, &r, CauseTrafficSurge).Score < 0.5 {
+		t.Errorf("a real surge: %s", causeList(&r))
+	}
+}
+
+// TestScoreDeployWarmupIsHealthy: a deploy replaces v1 by v2 in place, same speed, with its
+// restart's warm-up in the window: the warm-up is the deploy's, expected — healthy (a control of
+// the corpus); the same warm-up without a deploy is the warmup cause.
+func TestScoreDeployWarmupIsHealthy(t *testing.T) {
+	rd := inPlace(true)
+	for i := range rd.Subjects {
+		if rd.Subjects[i].Version == "v2" && rd.Subjects[i].Instance == "node-a:8000" {
+			rd.Subjects[i].Compute.Now, rd.Subjects[i].P95.Now, rd.Subjects[i].P99.Now = 0.0124, 0.025, 0.03
+		}
+	}
+	rd.Instances[0].GPUMem, rd.Instances[0].GPUMemPeak = Pair{0.6, 0.6}, 0.6
+	for i := range rd.Instances {
+		rd.Instances[i].Warmup = []Warmup{{Start: tFrom.Add(time.Minute), End: tFrom.Add(4 * time.Minute), Reason: "first appearance"}}
+	}
+	r := Score(rd, DefaultThresholds())
+	t.Logf("%s: %s; %s", r.Verdict, causeList(&r), r.Summary)
+	if r.Verdict != Healthy || !strings.Contains(cause(t, &r, CauseWarmup).Summary, "the warm-up of the deploy of v2") {
+		t.Fatalf("deploy: %s %s", r.Verdict, causeList(&r))
+	}
+	plain := readings("", nil)
+	plain.Instances[0].Warmup = rd.Instances[0].Warmup
+	if r := Score(plain, DefaultThresholds()); r.Verdict != Diagnosed || r.Causes[0].ID != CauseWarmup {
+		t.Errorf("restart without a deploy: %s %s", r.Verdict, causeList(&r))
+	}
+}

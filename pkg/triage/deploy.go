@@ -220,3 +220,32 @@ func unknownAge(rd *Readings) []string {
 	}
 	return out
 }
+
+// deployWarmup names the version whose deploy the instance's warm-up in the window belongs to:
+// a version that appeared on the instance from deployGrace before a warm-up's start to its end
+// (or, found from the readings alone, in the window); "" for a warm-up without a deploy.
+func deployWarmup(rd *Readings, in *Instance) string {
+	age := versionAge(rd, in.Name)
+	var out []string
+	for v, at := range age {
+		if at.IsZero() || v == "" {
+			continue
+		}
+		fromData := !slices.ContainsFunc(rd.Deploys, func(d Deploy) bool { return d.Instance == in.Name && d.Version == v })
+		for _, w := range in.Warmup {
+			if !w.End.After(rd.Window.Start) || !w.Start.Before(rd.Window.End) {
+				continue
+			}
+			if fromData || (!at.Before(w.Start.Add(-deployGrace)) && !at.After(w.End)) {
+				out = append(out, v)
+				break
+			}
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
+}
+
+// deployGrace: a version's first sample counts as the deploy behind a warm-up that starts up to
+// this long after it (the deploy events' grid, and a model's load time).
+const deployGrace = 2 * deployStep

@@ -340,7 +340,7 @@ func instanceCauses(rd *Readings, in *Instance, th Thresholds) []candidate {
 	}
 	warm := warming(rd, in)
 	subj := subjectText(rd.Model, rd.Version)
-	add(trafficCause(in, subj, warm))
+	add(trafficCause(rd, in, subj, warm))
 	add(gpuIdleCause(rd, in, subj))
 	add(hardwareCause(rd, in))
 	add(frameworkCause(in, th, warm))
@@ -359,7 +359,7 @@ func warmHalf(warm bool) float64 {
 
 // trafficCause: traffic against the 7-day same-time-of-day mean (the hour before moves with
 // the daily curve).
-func trafficCause(in *Instance, subj string, warm bool) (candidate, bool) {
+func trafficCause(rd *Readings, in *Instance, subj string, warm bool) (candidate, bool) {
 	half := warmHalf(warm)
 	ref, refName := in.QPSBaseline, "its 7-day same-time-of-day mean"
 	if !(ref > 0) {
@@ -373,9 +373,35 @@ func trafficCause(in *Instance, subj string, warm bool) (candidate, bool) {
 		if warm {
 			c.evidence[0].Note = warmNote
 		}
+		// More traffic on one instance while the model's total holds is traffic moved from
+		// instances that lost capacity, not a surge: the queue it builds is the capacity's.
+		if tot := modelTraffic(rd); r >= 1.25 && ratio(tot.Now, tot.Before) < 1.15 {
+			c.score *= 0.3
+			c.summary += fmt.Sprintf("; but the model's total traffic holds (%s vs %s in the hour before): the instance took over traffic from instances that served less (lost capacity)",
+				rateText(tot.Now), rateText(tot.Before))
+			c.evidence = append(c.evidence, ev("the model's requests per second over all its instances", "reqps", tot, ""))
+		}
 		return c, true
 	}
 	return candidate{}, false
+}
+
+// modelTraffic is the model's QPS over all its instances in each window, NaN where the question
+// sees only part of the model (an instance or a node) or one instance.
+func modelTraffic(rd *Readings) Pair {
+	if rd.Instance != "" || rd.Node != "" || len(rd.Instances) < 2 {
+		return nanPair()
+	}
+	var p Pair
+	for _, in := range rd.Instances {
+		if finite(in.QPS.Before) {
+			p.Before += in.QPS.Before
+		}
+		if finite(in.QPS.Now) {
+			p.Now += in.QPS.Now
+		}
+	}
+	return p
 }
 
 // gpuIdleCause: a GPU of the instance sat idle under traffic.
@@ -492,6 +518,12 @@ func warmupCause(rd *Readings, in *Instance) (candidate, bool) {
 			if s.Instance == in.Name && selected(rd, s) && finite(s.P95Raw.Now) {
 				c.evidence = append(c.evidence, ev("P95 without the warm-up filter ("+versionText(s.Version)+")", "s", s.P95Raw, "what the warm-up filter kept out of alerts"))
 			}
+		}
+		// A deploy restarts the model: its warm-up is expected, not a problem (whether the new
+		// version is slower is the regression's question).
+		if v := deployWarmup(rd, in); v != "" {
+			c.score = 0.15
+			c.summary += fmt.Sprintf("; it is the warm-up of the deploy of %s: expected, nothing to act on", v)
 		}
 		return c, true
 	}

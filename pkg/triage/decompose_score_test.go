@@ -241,7 +241,7 @@ func TestScoreLostCapacityIsQueue(t *testing.T) {
 	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseQueue || r.Causes[0].Instance != "node-a:8000" {
 		t.Fatalf("want queue first on node-a: %s", causeList(&r))
 	}
-	if c := cause(t, &r, CauseTrafficSurge); c.Score >= DefaultThresholds().DiagnosedScore/2 || !strings.Contains(c.Summary, "lost capacity") {
+	if c := cause(t, &r, CauseTrafficSurge); c.Score >= DefaultThresholds().DiagnosedScore || !strings.Contains(c.Summary, "lost capacity") {
 		t.Errorf("traffic_surge %.3f: %q", c.Score, c.Summary)
 	}
 	// The same queue with the model's total traffic doubled is a surge's.

@@ -276,3 +276,26 @@ func TestScoreDeployWarmupIsHealthy(t *testing.T) {
 		t.Errorf("restart without a deploy: %s %s", r.Verdict, causeList(&r))
 	}
 }
+
+// TestScoreComputeCandidatesExplainTheirRise: inputs twice as long make compute ×2 and the queue
+// grow more than compute (a slower service near saturation): the input shift explains it, not the
+// queue; clock throttling with compute ×2 is hardware, not "compute".
+func TestScoreComputeCandidatesExplainTheirRise(t *testing.T) {
+	r := Score(readings("", func(s *Subject, in *Instance) {
+		in.InputMean.Now = 400
+		s.Compute.Now, s.Queue.Now, in.QueueDepth.Now = 0.0248, 0.04, 4
+		s.P95.Now, s.BaselineRatio, s.Jitter.Now = 0.12, 4.8, 5.5
+	}), DefaultThresholds())
+	t.Logf("input: %s: %s", r.Verdict, causeList(&r))
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseInputShift {
+		t.Errorf("input shift: want input_shift first, got %s", causeList(&r))
+	}
+	r = Score(readings("", func(s *Subject, in *Instance) {
+		in.Throttle, in.ThrottleMeasured = []string{"hw_thermal_slowdown"}, true
+		s.Compute.Now, s.P95.Now, s.BaselineRatio = 0.0248, 0.05, 2
+	}), DefaultThresholds())
+	t.Logf("throttle: %s: %s", r.Verdict, causeList(&r))
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseHardware || hasCause(&r, CauseCompute) {
+		t.Errorf("throttling: want hardware first and no compute, got %s", causeList(&r))
+	}
+}

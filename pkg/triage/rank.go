@@ -147,14 +147,31 @@ func weigh(c *candidate, rd *Readings, leads map[string]decomp, top *decomp) {
 		return
 	}
 	seg := segmentOf[c.id]
+	// Compute rising past its own line explains the queue too (a slower service lengthens the
+	// queue, more than in proportion near saturation): its causes are not weighed down under a
+	// queue-led change, and the queue cause is.
+	cRose := d.s.Compute.Now-d.s.Compute.Before >= riseAbs && ratio(d.s.Compute.Now, d.s.Compute.Before) >= riseRatio
 	switch {
 	case seg == "":
+	case seg == SegCompute && (d.lead == SegCompute || cRose && d.lead == SegQueue):
+		explainCompute(c, rd, d)
 	case seg != d.lead:
 		c.score *= offLead
 		c.summary += fmt.Sprintf(" (weighed down: %s)", d.leadText())
-	case c.id == CauseInputShift:
-		// Longer inputs cost more compute: an input shift past its line while compute leads the
-		// change is that change's explanation.
+	case c.id == CauseQueue && cRose:
+		c.score *= offLead
+		c.summary += fmt.Sprintf(" (weighed down: compute rose too, %s → %s, and a slower service lengthens the queue)", msText(d.s.Compute.Before), msText(d.s.Compute.Now))
+	}
+}
+
+// explainCompute raises the compute candidates whose own sign explains a compute rise: hardware
+// events on the node, and inputs longer past their line (longer inputs cost more compute).
+func explainCompute(c *candidate, rd *Readings, d *decomp) {
+	switch c.id {
+	case CauseHardware:
+		c.score = math.Max(c.score, 0.65)
+		c.summary += "; " + d.leadText()
+	case CauseInputShift:
 		if in := rd.instance(c.instance); in != nil {
 			if r := ratio(in.InputMean.Now, in.InputMean.Before); r >= 1.3 {
 				c.score = math.Max(c.score, 0.6+0.3*grade(r, 1.3, 3))

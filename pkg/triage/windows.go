@@ -149,32 +149,7 @@ func diagnoseLong(ctx context.Context, e *engine.Engine, o Options) (*Report, er
 	if err != nil {
 		return nil, err
 	}
-	total := map[string]*engine.Series{}
-	var keys []string
-	for _, s := range res.Series {
-		if s.Name != "queue" && s.Name != "compute" && s.Name != "network" {
-			continue
-		}
-		in := s.Labels[r.instLbl]
-		if r.rd.Node != "" && nodeOf(in) != r.rd.Node {
-			continue
-		}
-		k := subjectText(o.Model, s.Labels[r.verLbl]) + " on " + in
-		t, ok := total[k]
-		if !ok {
-			t = &engine.Series{T: s.T, V: make([]float64, len(s.T))}
-			total[k] = t
-			keys = append(keys, k)
-		}
-		for i := range t.V {
-			if i < len(s.V) && finite(s.V[i]) {
-				t.V[i] += s.V[i]
-			} else if s.Name != "network" {
-				t.V[i] = math.NaN() // queue and compute are the service's own: both or nothing
-			}
-		}
-	}
-	sort.Strings(keys)
+	total, keys := r.subjectTimes(res.Series)
 	var cs []change
 	for _, k := range keys {
 		cs = append(cs, changePoints(total[k].T, total[k].V, o.From, o.To, k)...)
@@ -212,6 +187,38 @@ func diagnoseLong(ctx context.Context, e *engine.Engine, o Options) (*Report, er
 			Lead: rep.Lead, Confidence: rep.Confidence, Causes: rep.Causes})
 	}
 	return longReport(o, eps, reports, queries, r.rd.Notices), nil
+}
+
+// subjectTimes adds each subject's (version on instance) queue, compute and network series into
+// its time per request, keyed and sorted by the subject's name.
+func (r *reader) subjectTimes(series []engine.Series) (map[string]*engine.Series, []string) {
+	total := map[string]*engine.Series{}
+	var keys []string
+	for _, s := range series {
+		if s.Name != "queue" && s.Name != "compute" && s.Name != "network" {
+			continue
+		}
+		in := s.Labels[r.instLbl]
+		if r.rd.Node != "" && nodeOf(in) != r.rd.Node {
+			continue
+		}
+		k := subjectText(r.o.Model, s.Labels[r.verLbl]) + " on " + in
+		t, ok := total[k]
+		if !ok {
+			t = &engine.Series{T: s.T, V: make([]float64, len(s.T))}
+			total[k] = t
+			keys = append(keys, k)
+		}
+		for i := range t.V {
+			if i < len(s.V) && finite(s.V[i]) {
+				t.V[i] += s.V[i]
+			} else if s.Name != "network" {
+				t.V[i] = math.NaN() // queue and compute are the service's own: both or nothing
+			}
+		}
+	}
+	sort.Strings(keys)
+	return total, keys
 }
 
 // longReport merges the episodes' triages into the long window's report: every episode's

@@ -778,10 +778,11 @@ func symptomsOf(rd *Readings, th Thresholds) []string {
 		}
 		out = append(out, s)
 	}
-	for _, s := range rd.Subjects {
-		if !selected(rd, s) {
+	for _, raw := range rd.Subjects {
+		if !selected(rd, raw) {
 			continue
 		}
+		s, _ := effective(rd, raw) // a new version against the one it replaced
 		who := s.Instance
 		if s.Version != "" {
 			who = s.Version + " on " + s.Instance
@@ -828,9 +829,9 @@ func steps(rds []*Readings, causes []Cause, th Thresholds) []Step {
 			Causes: has(CauseTrafficSurge, CauseModelRegression, CauseNetwork, CauseWarmup)},
 		{Step: 2, Title: "GPU utilisation and memory (swap, temperature)", Minutes: "2–5",
 			Finding: perModel(rds, func(rd *Readings) string { return stepGPU(rd, th) }),
-			Causes:  has(CauseComputeMemory, CauseGPUIdle)},
+			Causes:  has(CauseComputeMemory, CauseGPUIdle, CauseCompute)},
 		{Step: 3, Title: "Framework: cache hit rate, queue depth, running sequences, batching", Minutes: "5–8", Finding: perModel(rds, stepFramework),
-			Causes: has(CauseQueue, CauseFramework)},
+			Causes: has(CauseQueue, CauseFramework, CauseKVCache)},
 		{Step: 4, Title: "Input-length distribution shift", Minutes: "8–12", Finding: perModel(rds, stepInput),
 			Causes: has(CauseInputShift)},
 		{Step: 5, Title: "Hardware: ECC, XID, clock throttling", Minutes: "12–15", Finding: perModel(rds, stepHardware),

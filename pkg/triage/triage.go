@@ -1,7 +1,10 @@
 // Package triage runs the field report's 15-minute triage path as engine queries and ranks the
 // likely causes of a latency problem, and reads a model's layered health (Health) with the same
-// readings. Reading (read.go) talks to the engine; scoring (score.go) is pure: readings in,
-// ranked causes out.
+// readings. Reading (read.go) talks to the engine; scoring (score.go, segments.go, deploy.go,
+// rank.go) is pure: readings in, ranked causes out. The scoring decomposes first — the latency
+// change is attributed to queue, compute and network, and the leading segment's candidates are
+// looked for first — and compares a new version only with the one it replaced. A window longer
+// than an hour is split at its change points (windows.go) and each is triaged on its own.
 package triage
 
 import (

@@ -224,8 +224,8 @@ func TestChangePoints(t *testing.T) {
 	}
 }
 
-// TestScoreLostCapacityIsQueue: node-b stops serving and node-a takes its traffic (×2 there, the
-// model's total unchanged): the queue node-a builds is lost capacity — queue first, the moved
+// TestScoreLostCapacityIsQueue: node-b stops serving and node-a takes its traffic (×2 there,
+// node-b's 100 req/s gone): the queue node-a builds is lost capacity — queue first, the moved
 // traffic not a surge.
 func TestScoreLostCapacityIsQueue(t *testing.T) {
 	rd := readings("", func(s *Subject, in *Instance) {
@@ -244,8 +244,8 @@ func TestScoreLostCapacityIsQueue(t *testing.T) {
 	if c := cause(t, &r, CauseTrafficSurge); c.Score >= DefaultThresholds().DiagnosedScore || !strings.Contains(c.Summary, "lost capacity") {
 		t.Errorf("traffic_surge %.3f: %q", c.Score, c.Summary)
 	}
-	// The same queue with the model's total traffic doubled is a surge's.
-	rd.Instances[1].QPS.Now = 200
+	// The same queue with node-b still serving its share is a surge's.
+	rd.Instances[1].QPS.Now = 100
 	if r := Score(rd, DefaultThresholds()); cause(t, &r, CauseTrafficSurge).Score < 0.5 {
 		t.Errorf("a real surge: %s", causeList(&r))
 	}

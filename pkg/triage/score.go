@@ -373,25 +373,44 @@ func trafficCause(rd *Readings, in *Instance, subj string, warm bool) (candidate
 		if warm {
 			c.evidence[0].Note = warmNote
 		}
-		// More traffic on one instance while the model's total holds is traffic moved from
-		// instances that lost capacity, not a surge: the queue it builds is the capacity's.
-		if tot := modelTraffic(rd); r >= 1.25 && ratio(tot.Now, tot.Before) < 1.15 {
+		// More traffic on one instance matched by less on the model's other instances is traffic
+		// moved from instances that lost capacity, not a surge: the queue it builds is the
+		// capacity's.
+		if moved, others := movedTraffic(rd, in); r >= 1.25 && moved {
 			c.score *= 0.3
-			c.summary += fmt.Sprintf("; but the model's total traffic holds (%s vs %s in the hour before): the instance took over traffic from instances that served less (lost capacity)",
-				rateText(tot.Now), rateText(tot.Before))
-			c.evidence = append(c.evidence, ev("the model's requests per second over all its instances", "reqps", tot, ""))
+			c.summary += fmt.Sprintf("; but the model's other instances serve %s less than in the hour before: the instance took over their traffic (lost capacity)", rateText(-others))
+			c.evidence = append(c.evidence, ev("the model's requests per second over all its instances", "reqps", modelTraffic(rd), ""))
 		}
 		return c, true
 	}
 	return candidate{}, false
 }
 
-// modelTraffic is the model's QPS over all its instances in each window, NaN where the question
-// sees only part of the model (an instance or a node) or one instance.
-func modelTraffic(rd *Readings) Pair {
+// movedTraffic says whether the instance's extra traffic (against the hour before) is at least
+// half matched by less traffic on the model's other instances (an instance that stopped serving
+// counts as 0), and returns the others' change. A question that sees only part of the model (an
+// instance or a node) cannot tell.
+func movedTraffic(rd *Readings, in *Instance) (bool, float64) {
 	if rd.Instance != "" || rd.Node != "" || len(rd.Instances) < 2 {
-		return nanPair()
+		return false, math.NaN()
 	}
+	others := 0.0
+	for _, o := range rd.Instances {
+		if o.Name == in.Name || !finite(o.QPS.Before) {
+			continue
+		}
+		now := o.QPS.Now
+		if !finite(now) {
+			now = 0
+		}
+		others += now - o.QPS.Before
+	}
+	inc := in.QPS.Now - in.QPS.Before
+	return inc > 0 && others <= -0.5*inc, others
+}
+
+// modelTraffic is the model's QPS over all its instances in each window.
+func modelTraffic(rd *Readings) Pair {
 	var p Pair
 	for _, in := range rd.Instances {
 		if finite(in.QPS.Before) {

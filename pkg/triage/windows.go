@@ -145,6 +145,9 @@ func diagnoseLong(ctx context.Context, e *engine.Engine, o Options) (*Report, er
 	if o.Instance != "" {
 		sel.Instance = []string{o.Instance}
 	}
+	if o.Progress != nil {
+		o.Progress(1, 2, "change points of the "+dur(o.To.Sub(o.From))+" window")
+	}
 	res, err := r.run(ctx, engine.Split{Select: sel, By: engine.ByInstance})
 	if err != nil {
 		return nil, err
@@ -168,8 +171,11 @@ func diagnoseLong(ctx context.Context, e *engine.Engine, o Options) (*Report, er
 	}
 	var eps []Episode
 	var reports []Report
-	for _, c := range cs {
+	for i, c := range cs {
 		sp := episodeSpan(c, r.rng.MinStep, o.From, o.To)
+		if o.Progress != nil {
+			o.Progress(2, 2, fmt.Sprintf("change point %d of %d: %s at %s", i+1, len(cs), c.where, sp.Start.Format(time.RFC3339)))
+		}
 		eo := o
 		eo.From, eo.To, eo.Progress = sp.Start, sp.End, nil
 		rd, err := Read(ctx, e, eo)

@@ -102,6 +102,11 @@ func testEachIncidentRankedFirst(t *testing.T, store enginetest.Option) {
 			if top.Instance != in.Instance {
 				t.Errorf("top cause on %s, incident on %s", top.Instance, in.Instance)
 			}
+			// Decomposition first: the segment the incident slows leads, on its instance.
+			if lead := map[testbed.IncidentKind]string{testbed.NetworkJitter: SegNetwork, testbed.ComputeSlowdown: SegCompute,
+				testbed.QueueSurge: SegQueue}[in.Kind]; lead != "" && (r.Lead != lead || !strings.HasSuffix(r.SegmentsOf, " on "+in.Instance)) {
+				t.Errorf("lead segment %q of %q, want %s on %s: %+v", r.Lead, r.SegmentsOf, lead, in.Instance, r.Segments)
+			}
 			mid := from.Add(to.Sub(from) / 2)
 			switch in.Kind {
 			case testbed.QueueSurge:
@@ -284,6 +289,9 @@ func TestDiagnoseVLLM(t *testing.T) {
 		}
 		if !strings.Contains(strings.Join(r.Notices, "\n"), "network / gateway segment (network cause) is not read") {
 			t.Errorf("%s: notices %q", kind, r.Notices)
+		}
+		if nm := strings.Join(r.NotMeasured, "\n"); !strings.Contains(nm, "version changes") || !strings.Contains(nm, "network segment") {
+			t.Errorf("%s: not measured %q", kind, r.NotMeasured)
 		}
 		// vLLM's own readings: the backlog of the surge is load (waiting for capacity), the
 		// slowdown grows decode only, and memory pressure is the KV cache (97 %), not the GPU

@@ -250,7 +250,9 @@ describe('Triage page', () => {
     await screen.findByTestId(triageTestIds.verdict);
     const measured = answer.segments.filter((seg) => seg.before !== null || seg.now !== null);
     expect(measured.length).toBeGreaterThan(0);
-    const rows = within(screen.getByRole('table', { name: 'Latency segments' })).getAllByRole('row').slice(1);
+    const rows = within(screen.getByRole('table', { name: 'Latency segments' }))
+      .getAllByRole('row')
+      .slice(1);
     expect(rows).toHaveLength(measured.length);
     measured.forEach((seg, i) => {
       expect(rows[i]).toHaveTextContent(seg.segment);
@@ -260,7 +262,9 @@ describe('Triage page', () => {
         expect(rows[i]).toHaveTextContent(`${(seg.share * 100).toFixed(0)} %`);
       }
     });
-    expect(screen.getByText(new RegExp(`the ${answer.lead} segment explains most of the latency change`))).toBeInTheDocument();
+    expect(
+      screen.getByText(new RegExp(`the ${answer.lead} segment explains most of the latency change`))
+    ).toBeInTheDocument();
     const notMeasured = within(screen.getByRole('list', { name: 'Not measured' })).getAllByRole('listitem');
     expect(notMeasured.map((li) => li.textContent)).toEqual(answer.notMeasured);
   });
@@ -269,8 +273,18 @@ describe('Triage page', () => {
     const long = {
       ...answer,
       causes: [
-        { ...answer.causes[0], id: 'kv_cache', title: 'KV-cache exhaustion (usage near full, requests preempted)', window: answer.window },
-        { ...answer.causes[0], id: 'compute', title: 'Compute slowed (cause not among the signals measured here)', window: answer.window },
+        {
+          ...answer.causes[0],
+          id: 'kv_cache',
+          title: 'KV-cache exhaustion (usage near full, requests preempted)',
+          window: answer.window,
+        },
+        {
+          ...answer.causes[0],
+          id: 'compute',
+          title: 'Compute slowed (cause not among the signals measured here)',
+          window: answer.window,
+        },
       ],
       episodes: [
         {
@@ -286,10 +300,16 @@ describe('Triage page', () => {
     };
     renderAt(alertLink(start, end), { [URL]: { status: 200, body: long } });
     await screen.findByTestId(triageTestIds.verdict);
-    expect(screen.getByRole('region', { name: 'KV-cache exhaustion (usage near full, requests preempted)' })).toBeInTheDocument();
-    expect(screen.getByRole('region', { name: 'Compute slowed (cause not among the signals measured here)' })).toBeInTheDocument();
+    expect(
+      screen.getByRole('region', { name: 'KV-cache exhaustion (usage near full, requests preempted)' })
+    ).toBeInTheDocument();
+    expect(
+      screen.getByRole('region', { name: 'Compute slowed (cause not among the signals measured here)' })
+    ).toBeInTheDocument();
     const eps = within(screen.getByRole('list', { name: 'Change points' })).getAllByRole('listitem');
     expect(eps).toHaveLength(1);
-    expect(eps[0]).toHaveTextContent('recsys-ranker v1.4.0 on node-b:8000, ×3.4 its level · diagnosed (high confidence)');
+    expect(eps[0]).toHaveTextContent(
+      'recsys-ranker v1.4.0 on node-b:8000, ×3.4 its level · diagnosed (high confidence)'
+    );
   });
 });

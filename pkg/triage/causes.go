@@ -19,6 +19,11 @@ const (
 	CauseHardware        = "hardware"
 	CauseWarmup          = "warmup"
 	CauseModelRegression = "model_regression"
+	// CauseCompute: the compute segment slowed and no measured signal explains it — a diagnosis
+	// of the segment, not "no direction".
+	CauseCompute = "compute"
+	// CauseKVCache: the KV cache near full with requests preempted (recomputed or swapped).
+	CauseKVCache = "kv_cache"
 )
 
 // Layers (MISSION.md "The four layers").
@@ -64,8 +69,14 @@ var causeInfos = map[string]causeInfo{
 		"Warm-up samples are recorded, not alerted on: let the warm-up window pass; if it repeats, find why the instance restarted (OOM kill, deploy, crash loop).",
 		[]int{12, 16}},
 	CauseModelRegression: {"Model version regression", LayerBusiness,
-		"One version is slower than the others on the same instances: hold or roll back its roll-out (inferscope gate compares the versions) and compare their batch and memory settings.",
+		"A newly deployed version is slower than the one it replaced on the same instances: hold or roll back its roll-out (inferscope gate compares the versions) and compare their batch and memory settings.",
 		[]int{12, 23}},
+	CauseCompute: {"Compute slowed (cause not among the signals measured here)", LayerResource,
+		"The model's own compute time grew while the signals read here (memory, KV cache, input length, hardware, version) stayed in line: profile the model server on that instance (kernel times, batch sizes, the GPU's other processes) and export the missing signals listed under \"not measured\".",
+		[]int{23, 43, 41}},
+	CauseKVCache: {"KV-cache exhaustion (usage near full, requests preempted)", LayerFramework,
+		"The KV cache is full and the scheduler preempts running requests, which recompute: lower max-num-seqs or the context length, raise the memory the server may use for the cache, or add replicas.",
+		[]int{23, 53, 51}},
 }
 
 // panelInfo names the overview dashboard's panels the links point at.

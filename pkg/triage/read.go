@@ -100,6 +100,11 @@ type Readings struct {
 	// NetworkPerModel: the network segment is the model's over all instances (the gateway does
 	// not tell them apart), so the network cause names no instance.
 	NetworkPerModel bool
+	// Deploys are the model's versions that appeared on its instances in the DeployLookback
+	// before the window or in it; DeploysRead says they could be looked for (the metrics carry
+	// model and version labels).
+	Deploys     []Deploy
+	DeploysRead bool
 }
 
 // instance returns the readings of the named instance.
@@ -184,7 +189,7 @@ func Read(ctx context.Context, e *engine.Engine, o Options) (*Readings, error) {
 		jobs = append(jobs, r.serviceJobs(n, subjects[i])...)
 	}
 	if len(names) > 0 {
-		jobs = append(jobs, r.gpuJob(names), r.idleJob(names), r.hardwareJob(names))
+		jobs = append(jobs, r.gpuJob(names), r.idleJob(names), r.hardwareJob(names), r.deployJob(names))
 		jobs = append(jobs, r.extraJobs()...)
 	}
 	say(2, fmt.Sprintf("latency, split, traffic, GPU, framework and hardware on %d instance(s)", len(names)))
@@ -719,6 +724,34 @@ func (r *reader) hardwareJob(instances []string) func(context.Context) error {
 				for _, t := range h.Throttle {
 					in.Throttle = appendUnique(in.Throttle, t)
 				}
+			}
+		}
+		return nil
+	}
+}
+
+// deployStep is the grid the deploy events are looked for on: a version's first appearance is
+// known to within it.
+const deployStep = 5 * time.Minute
+
+// deployJob finds the model's versions that appeared on its instances in the DeployLookback
+// before the window or in it (the engine's deploy events).
+func (r *reader) deployJob(instances []string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		if r.verLbl == "" || r.e.Profile.ModelLabel == "" {
+			return nil // no version to tell apart: "not measured"
+		}
+		ds, err := r.prom.DeployEvents(ctx, r.o.From.Add(-DeployLookback), r.o.To, deployStep)
+		if err != nil {
+			r.notice(fmt.Sprintf("version changes could not be read: %v", err))
+			return nil
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.rd.DeploysRead = true
+		for _, d := range ds {
+			if d.Model == r.o.Model && slices.Contains(instances, d.Instance) {
+				r.rd.Deploys = append(r.rd.Deploys, Deploy{Instance: d.Instance, Version: d.Version, At: d.At})
 			}
 		}
 		return nil

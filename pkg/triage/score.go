@@ -3,7 +3,6 @@ package triage
 import (
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -173,9 +172,12 @@ func score(q question, rds []*Readings, th Thresholds) Report {
 	r := Report{Model: q.model, Version: q.version, Instance: q.instance, Node: q.node, GPU: q.gpu,
 		Window: newWindow(q.window.Start, q.window.End), Before: newWindow(q.before.Start, q.before.End),
 		Notices: append([]string{}, q.notices...), Queries: q.queries}
-	best, subjects, symptoms := gather(q, rds, th)
-	r.Causes = q.causes(best)
+	g := gather(q, rds, th)
+	r.Causes = q.causes(g.best)
 	r.Steps = steps(rds, r.Causes, th)
+	g.segmentsReport(&r)
+	r.NotMeasured = notMeasured(rds)
+	r.Notices = append(r.Notices, g.notes...)
 	top := 0.0
 	if len(r.Causes) > 0 {
 		top = r.Causes[0].Score
@@ -185,65 +187,27 @@ func score(q question, rds []*Readings, th Thresholds) Report {
 		r.Verdict = Diagnosed
 		c := r.Causes[0]
 		r.Summary = fmt.Sprintf("%s: %s", c.Title, c.Summary)
-	case len(symptoms) == 0 && top < th.AnomalyLow:
+		r.Confidence = c.Confidence
+	case len(g.symptoms) == 0 && top < th.AnomalyLow:
 		r.Verdict = Healthy
-		r.Summary = healthySummary(q, rds, subjects)
+		r.Summary = healthySummary(q, rds, g.subjects)
+		r.Confidence = "high"
+		if len(r.NotMeasured) > 3 {
+			r.Confidence = "medium" // healthy in what was read; part of the picture is missing
+		}
 	default:
 		r.Verdict = NoDirection
-		what := strings.Join(symptoms, "; ")
+		what := strings.Join(g.symptoms, "; ")
 		if what == "" {
 			what = "weak signs only"
 		}
+		if lt := g.lead.leadTextOrEmpty(); lt != "" {
+			what += "; " + lt
+		}
 		r.Summary = fmt.Sprintf("No clear direction (%s): escalate to the service's owners with this report", what)
+		r.Confidence = "low"
 	}
 	return r
-}
-
-// gather scores the causes of every instance and selected subject of the readings, keeping
-// the best candidate per cause above MinScore; it also counts the subjects and lists the
-// symptoms, each once.
-func gather(q question, rds []*Readings, th Thresholds) (best map[string]candidate, subjects int, symptoms []string) {
-	best = map[string]candidate{}
-	keep := func(c candidate) {
-		c.score = math.Round(math.Min(c.score, 0.99)*1000) / 1000
-		if c.score < MinScore {
-			return
-		}
-		if b, ok := best[c.id]; !ok || c.score > b.score {
-			best[c.id] = c
-		}
-	}
-	for _, rd := range rds {
-		for i := range rd.Instances {
-			for _, c := range instanceCauses(rd, &rd.Instances[i], th) {
-				// A node's hardware belongs to no model: in a node question naming one (whichever
-				// was read first) would send the reader to the wrong place.
-				if !q.byNode || c.id != CauseHardware {
-					c.model = rd.Model
-				}
-				keep(c)
-			}
-		}
-		for _, s := range rd.Subjects {
-			if !selected(rd, s) {
-				continue
-			}
-			for _, c := range subjectCauses(rd, s, rd.instance(s.Instance), th) {
-				c.model = rd.Model
-				keep(c)
-			}
-		}
-		subjects += len(rd.Subjects)
-		for _, s := range symptomsOf(rd, th) {
-			if q.byNode && !strings.HasPrefix(s, "GPU memory") {
-				s = rd.Model + ": " + s
-			}
-			if !slices.Contains(symptoms, s) {
-				symptoms = append(symptoms, s)
-			}
-		}
-	}
-	return best, subjects, symptoms
 }
 
 // causes makes the report's causes of the best candidates, strongest first (then by id).
@@ -376,7 +340,7 @@ func instanceCauses(rd *Readings, in *Instance, th Thresholds) []candidate {
 	}
 	warm := warming(rd, in)
 	subj := subjectText(rd.Model, rd.Version)
-	add(trafficCause(in, subj, warm))
+	add(trafficCause(rd, in, subj, warm))
 	add(gpuIdleCause(rd, in, subj))
 	add(hardwareCause(rd, in))
 	add(frameworkCause(in, th, warm))
@@ -395,7 +359,7 @@ func warmHalf(warm bool) float64 {
 
 // trafficCause: traffic against the 7-day same-time-of-day mean (the hour before moves with
 // the daily curve).
-func trafficCause(in *Instance, subj string, warm bool) (candidate, bool) {
+func trafficCause(rd *Readings, in *Instance, subj string, warm bool) (candidate, bool) {
 	half := warmHalf(warm)
 	ref, refName := in.QPSBaseline, "its 7-day same-time-of-day mean"
 	if !(ref > 0) {
@@ -409,9 +373,54 @@ func trafficCause(in *Instance, subj string, warm bool) (candidate, bool) {
 		if warm {
 			c.evidence[0].Note = warmNote
 		}
+		// More traffic on one instance matched by less on the model's other instances is traffic
+		// moved from instances that lost capacity, not a surge: the queue it builds is the
+		// capacity's.
+		if moved, others := movedTraffic(rd, in); r >= 1.25 && moved {
+			c.score *= 0.3
+			c.summary += fmt.Sprintf("; but the model's other instances serve %s less than in the hour before: the instance took over their traffic (lost capacity)", rateText(-others))
+			c.evidence = append(c.evidence, ev("the model's requests per second over all its instances", "reqps", modelTraffic(rd), ""))
+		}
 		return c, true
 	}
 	return candidate{}, false
+}
+
+// movedTraffic says whether the instance's extra traffic (against the hour before) is at least
+// half matched by less traffic on the model's other instances (an instance that stopped serving
+// counts as 0), and returns the others' change. A question that sees only part of the model (an
+// instance or a node) cannot tell.
+func movedTraffic(rd *Readings, in *Instance) (bool, float64) {
+	if rd.Instance != "" || rd.Node != "" || len(rd.Instances) < 2 {
+		return false, math.NaN()
+	}
+	others := 0.0
+	for _, o := range rd.Instances {
+		if o.Name == in.Name || !finite(o.QPS.Before) {
+			continue
+		}
+		now := o.QPS.Now
+		if !finite(now) {
+			now = 0
+		}
+		others += now - o.QPS.Before
+	}
+	inc := in.QPS.Now - in.QPS.Before
+	return inc > 0 && others <= -0.5*inc, others
+}
+
+// modelTraffic is the model's QPS over all its instances in each window.
+func modelTraffic(rd *Readings) Pair {
+	var p Pair
+	for _, in := range rd.Instances {
+		if finite(in.QPS.Before) {
+			p.Before += in.QPS.Before
+		}
+		if finite(in.QPS.Now) {
+			p.Now += in.QPS.Now
+		}
+	}
+	return p
 }
 
 // gpuIdleCause: a GPU of the instance sat idle under traffic.
@@ -529,6 +538,12 @@ func warmupCause(rd *Readings, in *Instance) (candidate, bool) {
 				c.evidence = append(c.evidence, ev("P95 without the warm-up filter ("+versionText(s.Version)+")", "s", s.P95Raw, "what the warm-up filter kept out of alerts"))
 			}
 		}
+		// A deploy restarts the model: its warm-up is expected, not a problem (whether the new
+		// version is slower is the regression's question).
+		if v := deployWarmup(rd, in); v != "" {
+			c.score = 0.15
+			c.summary += fmt.Sprintf("; it is the warm-up of the deploy of %s: expected, nothing to act on", v)
+		}
 		return c, true
 	}
 	return candidate{}, false
@@ -541,23 +556,22 @@ func versionText(v string) string {
 	return v
 }
 
-// subjectCauses score the causes read per version on an instance: queue, compute with memory,
-// network, and a version slower than its siblings.
-func subjectCauses(rd *Readings, s Subject, in *Instance, th Thresholds) []candidate {
+// subjectCauses score the causes read per version on an instance: queue, compute (memory, KV
+// cache, a new version, or compute alone), network. raw is the subject as read, s the subject
+// as compared (a new version's before is the versions' it replaced).
+func subjectCauses(rd *Readings, raw, s Subject, in *Instance, th Thresholds) []candidate {
 	var out []candidate
+	// The service types the subject is read from drop the warm-up's samples (the engine's
+	// warm-up filter): a change they still show happened outside the warm-up, so these causes
+	// are not weighed down on a warming instance (a deploy's restart must not hide its version).
 	half := 1.0
-	if warming(rd, in) {
-		half = 0.5
-	}
 	who := subjectText(rd.Model, s.Version) + " on " + s.Instance
 	svc := s.ServiceMean()
 
 	if c, ok := queueCause(s, in, th, half, who); ok {
 		out = append(out, c)
 	}
-	if c, ok := computeCause(rd, s, in, th, half, who); ok {
-		out = append(out, c)
-	}
+	out = append(out, computeCauses(rd, s, in, th, half, who)...)
 
 	// Network: the gateway's time beyond the service's own. Three signs: how much it rose, its
 	// share of the time, and how many times its own reference it is while the service's own time
@@ -584,32 +598,9 @@ func subjectCauses(rd *Readings, s Subject, in *Instance, th Thresholds) []candi
 				ev("end-to-end jitter (P99/P50) of the service", "none", s.Jitter, "the service's own latency distribution")}})
 	}
 
-	// Regression: this version slower than the other versions on the same instance.
-	var oSum, oW float64
-	var others []string
-	for _, o := range rd.Subjects {
-		if o.Instance != s.Instance || o.Version == s.Version {
-			continue
-		}
-		m := o.ServiceMean().Now
-		if finite(m) && o.QPS.Now > 0 {
-			oSum += m * o.QPS.Now
-			oW += o.QPS.Now
-			others = append(others, o.Version)
-		}
-	}
-	if oW > 0 && s.QPS.Now > 0 {
-		other := oSum / oW
-		r := ratio(svc.Now, other)
-		lim := th.RegressionLimit
-		if sc := 0.9 * grade(r, 1+lim*0.3, 1+lim*1.8); sc > 0 {
-			out = append(out, candidate{id: CauseModelRegression, instance: s.Instance, version: s.Version, score: sc,
-				summary: fmt.Sprintf("%s is %.1f %% slower than %s on the same instance (mean service time %s vs %s)",
-					who, (r-1)*100, strings.Join(others, ", "), msText(svc.Now), msText(other)),
-				evidence: []Evidence{ev("mean service time: other versions (before) vs this version (now)", "s", Pair{other, svc.Now},
-					"before = "+strings.Join(others, ", ")+" on "+s.Instance+" in the window; now = "+s.Version),
-					ev("P95 latency", "s", s.P95, "")}})
-		}
+	// Regression: a version deployed on this instance, slower than the one it replaced.
+	if c, ok := regressionCause(rd, raw, th, who); ok {
+		out = append(out, c)
 	}
 	return out
 }
@@ -659,9 +650,12 @@ func backlogReason(in *Instance) (Pair, string) {
 	return share, fmt.Sprintf("the backlog is load: %.0f %% of the waiting requests wait for capacity, %.0f %% are deferred", (1-share.Now)*100, share.Now*100)
 }
 
-// computeCause: compute rising, worse with GPU memory near the limit. Where the server times
-// compute's phases, the summary names the phase that grew.
-func computeCause(rd *Readings, s Subject, in *Instance, th Thresholds, half float64, who string) (candidate, bool) {
+// computeCauses: compute rising, explained by memory pressure (GPU memory, or the KV cache
+// where the server reports it), by KV-cache exhaustion (the cache near full with requests
+// preempted), or by none of the signals measured here (compute). Where the server times
+// compute's phases, the summary names the phase that grew. A memory cause needs memory past
+// its warning line: without it, a compute rise is "compute", not memory.
+func computeCauses(rd *Readings, s Subject, in *Instance, th Thresholds, half float64, who string) []candidate {
 	svc := s.ServiceMean()
 	cr := ratio(s.Compute.Now, s.Compute.Before)
 	cRising := cr >= riseRatio && s.Compute.Now-s.Compute.Before >= riseAbs
@@ -670,20 +664,76 @@ func computeCause(rd *Readings, s Subject, in *Instance, th Thresholds, half flo
 	if cRising {
 		memW = 1
 	}
-	sc := (0.5*grade(cr, riseRatio, 4)*b2f(cRising) + 0.45*grade(mp.value.Now, mp.warn, mp.crit)*memW) * half
-	if !(sc > 0) {
-		return candidate{}, false
+	memG := grade(mp.value.Now, mp.warn, mp.crit)
+	phase := phaseGrowth(s)
+	var out []candidate
+	if sc := (0.5*grade(cr, riseRatio, 4)*b2f(cRising) + 0.45*memG*memW) * half; memG > 0 && sc > 0 {
+		c := candidate{id: CauseComputeMemory, instance: s.Instance, version: s.Version, score: sc,
+			summary: fmt.Sprintf("compute time of %s is %s (%.1f× the hour before) with %s", who, msText(s.Compute.Now), cr, mp.text),
+			evidence: []Evidence{ev("mean compute time", "s", s.Compute, ""),
+				ev(mp.what, "percentunit", mp.value, mp.note),
+				ev("compute share of service time", "percentunit", Pair{ratio(s.Compute.Before, svc.Before), ratio(s.Compute.Now, svc.Now)}, "")}}
+		if in != nil && finite(in.KVCache.Now) {
+			// The KV cache near full: with requests preempted it is KV-cache exhaustion.
+			pre := in.Preemption.Now - in.Preemption.Before
+			if preG := grade(pre, preemptLine, 10*preemptLine); preG > 0 {
+				c.id = CauseKVCache
+				c.score = combine(sc, 0.3*preG*memW*half)
+				c.summary = fmt.Sprintf("the KV cache of %s is near full (%.1f %%, %.1f %% in the hour before) and %.1f %% of the requests are preempted (%.1f %% before): compute time of %s is %s (%.1f× the hour before)",
+					in.Name, in.KVCache.Now*100, in.KVCache.Before*100, in.Preemption.Now*100, in.Preemption.Before*100, who, msText(s.Compute.Now), cr)
+				c.evidence = append(c.evidence, ev("preemptions per request", "percentunit", in.Preemption, fmt.Sprintf("line: +%.1f points", preemptLine*100)))
+			}
+		}
+		if phase != "" {
+			c.summary += "; " + phase
+			c.evidence = append(c.evidence, ev("mean prefill time", "s", s.Prefill, ""), ev("mean decode time", "s", s.Decode, ""))
+		}
+		out = append(out, c)
 	}
-	c := candidate{id: CauseComputeMemory, instance: s.Instance, version: s.Version, score: sc,
-		summary: fmt.Sprintf("compute time of %s is %s (%.1f× the hour before) with %s", who, msText(s.Compute.Now), cr, mp.text),
-		evidence: []Evidence{ev("mean compute time", "s", s.Compute, ""),
-			ev(mp.what, "percentunit", mp.value, mp.note),
-			ev("compute share of service time", "percentunit", Pair{ratio(s.Compute.Before, svc.Before), ratio(s.Compute.Now, svc.Now)}, "")}}
-	if phase := phaseGrowth(s); phase != "" {
-		c.summary += "; " + phase
-		c.evidence = append(c.evidence, ev("mean prefill time", "s", s.Prefill, ""), ev("mean decode time", "s", s.Decode, ""))
+	if cRising {
+		c := candidate{id: CauseCompute, instance: s.Instance, version: s.Version, score: (0.5 + 0.2*grade(cr, riseRatio, 4)) * half,
+			summary: fmt.Sprintf("compute time of %s is %s (%.1f× the hour before, %s); the cause is not among the signals measured here (%s)",
+				who, msText(s.Compute.Now), cr, msText(s.Compute.Before), flatSignals(rd, in, mp)),
+			evidence: []Evidence{ev("mean compute time", "s", s.Compute, ""),
+				ev("compute share of service time", "percentunit", Pair{ratio(s.Compute.Before, svc.Before), ratio(s.Compute.Now, svc.Now)}, ""),
+				ev(mp.what, "percentunit", mp.value, mp.note+notMeasuredNote(mp.value))}}
+		if phase != "" {
+			c.summary += "; " + phase
+			c.evidence = append(c.evidence, ev("mean prefill time", "s", s.Prefill, ""), ev("mean decode time", "s", s.Decode, ""))
+		}
+		out = append(out, c)
 	}
-	return c, true
+	return out
+}
+
+// preemptLine: preemptions per request rising by this much (0.2 points) is past noise.
+const preemptLine = 0.002
+
+// flatSignals says which compute signals were read and stayed in line, and which were not read.
+func flatSignals(rd *Readings, in *Instance, mp pressure) string {
+	var read, not []string
+	add := func(what string, measured bool) {
+		if measured {
+			read = append(read, what)
+		} else {
+			not = append(not, what)
+		}
+	}
+	add("memory", finite(mp.value.Now))
+	if in != nil {
+		add("input length", finite(in.InputMean.Now))
+		add("XID/ECC", finite(in.XID.Now) || finite(in.ECCUncorrected.Now))
+		add("clock throttling", in.ThrottleMeasured)
+	}
+	add("version changes", rd.DeploysRead)
+	out := "in line: " + strings.Join(read, ", ")
+	if len(read) == 0 {
+		out = "nothing else measured"
+	}
+	if len(not) > 0 {
+		out += "; not measured: " + strings.Join(not, ", ")
+	}
+	return out
 }
 
 // pressure is the memory-pressure signal of an instance and its lines.
@@ -747,10 +797,11 @@ func symptomsOf(rd *Readings, th Thresholds) []string {
 		}
 		out = append(out, s)
 	}
-	for _, s := range rd.Subjects {
-		if !selected(rd, s) {
+	for _, raw := range rd.Subjects {
+		if !selected(rd, raw) {
 			continue
 		}
+		s, _ := effective(rd, raw) // a new version against the one it replaced
 		who := s.Instance
 		if s.Version != "" {
 			who = s.Version + " on " + s.Instance
@@ -797,9 +848,9 @@ func steps(rds []*Readings, causes []Cause, th Thresholds) []Step {
 			Causes: has(CauseTrafficSurge, CauseModelRegression, CauseNetwork, CauseWarmup)},
 		{Step: 2, Title: "GPU utilisation and memory (swap, temperature)", Minutes: "2–5",
 			Finding: perModel(rds, func(rd *Readings) string { return stepGPU(rd, th) }),
-			Causes:  has(CauseComputeMemory, CauseGPUIdle)},
+			Causes:  has(CauseComputeMemory, CauseGPUIdle, CauseCompute)},
 		{Step: 3, Title: "Framework: cache hit rate, queue depth, running sequences, batching", Minutes: "5–8", Finding: perModel(rds, stepFramework),
-			Causes: has(CauseQueue, CauseFramework)},
+			Causes: has(CauseQueue, CauseFramework, CauseKVCache)},
 		{Step: 4, Title: "Input-length distribution shift", Minutes: "8–12", Finding: perModel(rds, stepInput),
 			Causes: has(CauseInputShift)},
 		{Step: 5, Title: "Hardware: ECC, XID, clock throttling", Minutes: "12–15", Finding: perModel(rds, stepHardware),

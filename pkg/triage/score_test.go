@@ -61,15 +61,28 @@ func TestScoreRanksEachCause(t *testing.T) {
 			s.P95.Now, s.BaselineRatio = 0.3, 12
 		}, CauseComputeMemory, Diagnosed},
 		{"network", "", func(s *Subject, _ *Instance) { s.Network.Now = 0.0626 }, CauseNetwork, Diagnosed},
-		{"gpu idle", "", func(_ *Subject, in *Instance) { in.IdleGPUs, in.GPUUtil.Now = []string{"6"}, 0 }, CauseGPUIdle, Diagnosed},
-		{"hardware", "", func(_ *Subject, in *Instance) { in.XID.Now, in.ECCUncorrected.Now = 2, 1 }, CauseHardware, Diagnosed},
+		// The model's own requests show the idle GPU (a quarter falls back): it is the model's.
+		{"gpu idle", "", func(_ *Subject, in *Instance) {
+			in.IdleGPUs, in.GPUUtil.Now, in.Fallback.Now = []string{"6"}, 0, 0.25
+		}, CauseGPUIdle, Diagnosed},
+		// An idle GPU the model's requests do not feel serves another model: co-tenant evidence
+		// in the notices, never the model's cause.
+		{"idle GPU of another model", "", func(_ *Subject, in *Instance) { in.IdleGPUs, in.GPUUtil.Now = []string{"6"}, 0 }, "", Healthy},
+		// Hardware events with the model's compute slowed: hardware leads compute's candidates
+		// and "compute" (no measured explanation) is left out.
+		{"hardware", "", func(s *Subject, in *Instance) {
+			in.XID.Now, in.ECCUncorrected.Now = 2, 1
+			s.Compute.Now, s.P95.Now, s.BaselineRatio = 0.02, 0.04, 1.6
+		}, CauseHardware, Diagnosed},
+		// The same events with the model untouched weigh half: no direction, not the model's cause.
+		{"hardware the model does not feel", "", func(_ *Subject, in *Instance) { in.XID.Now, in.ECCUncorrected.Now = 2, 1 }, CauseHardware, NoDirection},
 		{"cache drop", "", func(_ *Subject, in *Instance) { in.CacheHit.Now = 0.4 }, CauseFramework, Diagnosed},
 		{"input shift", "", func(_ *Subject, in *Instance) { in.InputMean.Now = 700 }, CauseInputShift, Diagnosed},
 		{"warm-up beats its cold cache", "", func(s *Subject, in *Instance) {
 			in.Warmup = []Warmup{{Start: tFrom.Add(-time.Minute), End: tFrom.Add(3 * time.Minute), Reason: "process restarted"}}
 			in.CacheHit.Now, s.P95Raw = 0.5, Pair{0.025, 0.2}
 		}, CauseWarmup, Diagnosed},
-		{"memory high alone: no direction", "", func(_ *Subject, in *Instance) { in.GPUMem.Now = 0.9 }, CauseComputeMemory, NoDirection},
+		{"memory high alone: no direction", "", func(_ *Subject, in *Instance) { in.GPUMem.Now = 0.9 }, "", NoDirection},
 		{"latency up without a sign: no direction", "", func(s *Subject, _ *Instance) { s.BaselineRatio, s.P95.Now = 2, 0.05 }, "", NoDirection},
 	}
 	th := DefaultThresholds()
@@ -102,12 +115,15 @@ func TestScoreRanksEachCause(t *testing.T) {
 	}
 }
 
-// TestScoreRegression: a version 15 % slower than its sibling on the same instance is a model
-// regression; 2 % is not; the sibling itself is not blamed.
+// TestScoreRegression: a version deployed 2 hours before the window and 15 % slower than the
+// version it joined on the same instance is a model regression; 2 % is not; the established
+// version itself is not blamed; without a known deploy no version is compared with another.
 func TestScoreRegression(t *testing.T) {
 	th := DefaultThresholds()
 	mk := func(slower float64, version string) *Readings {
 		rd := readings(version, nil)
+		rd.DeploysRead = true
+		rd.Deploys = []Deploy{{Instance: "node-a:8000", Version: "v2", At: tFrom.Add(-2 * time.Hour)}}
 		c := steady("node-a:8000", "v2")
 		c.Queue.Now *= slower
 		c.Queue.Before *= slower
@@ -130,6 +146,11 @@ func TestScoreRegression(t *testing.T) {
 	}
 	if r = Score(mk(1.15, "v1"), th); r.Verdict != Healthy {
 		t.Fatalf("the faster sibling: %s %s", r.Verdict, causeList(&r))
+	}
+	unknown := mk(1.15, "v2")
+	unknown.Deploys = nil
+	if r = Score(unknown, th); r.Verdict != Healthy || !strings.Contains(strings.Join(r.Notices, "\n"), "cannot tell which is new") {
+		t.Fatalf("no deploy known: %s %s %q", r.Verdict, causeList(&r), r.Notices)
 	}
 }
 

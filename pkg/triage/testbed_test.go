@@ -102,6 +102,11 @@ func testEachIncidentRankedFirst(t *testing.T, store enginetest.Option) {
 			if top.Instance != in.Instance {
 				t.Errorf("top cause on %s, incident on %s", top.Instance, in.Instance)
 			}
+			// Decomposition first: the segment the incident slows leads, on its instance.
+			if lead := map[testbed.IncidentKind]string{testbed.NetworkJitter: SegNetwork, testbed.ComputeSlowdown: SegCompute,
+				testbed.QueueSurge: SegQueue}[in.Kind]; lead != "" && (r.Lead != lead || !strings.HasSuffix(r.SegmentsOf, " on "+in.Instance)) {
+				t.Errorf("lead segment %q of %q, want %s on %s: %+v", r.Lead, r.SegmentsOf, lead, in.Instance, r.Segments)
+			}
 			mid := from.Add(to.Sub(from) / 2)
 			switch in.Kind {
 			case testbed.QueueSurge:
@@ -264,12 +269,14 @@ func BenchmarkDiagnoseQueueSurge(b *testing.B) {
 }
 
 // TestDiagnoseVLLM: the same scenario in vLLM's naming (no version label, coarse latency
-// buckets, no gateway): the queue surge is still queue-dominated first, the compute slowdown
-// compute-dominated with memory, and the notices name what vLLM cannot give; vLLM's waiting by
-// reason, prefill/decode split and KV-cache usage shape the summaries.
+// buckets, no gateway): the queue surge is still queue-dominated first; the compute slowdown
+// shows there as the KV cache at 97 % with 2 % of the requests preempted — KV-cache exhaustion
+// (vLLM pre-allocates its memory: the KV cache is its memory pressure); the notices name what
+// vLLM cannot give; vLLM's waiting by reason, prefill/decode split and KV-cache usage shape the
+// summaries.
 func TestDiagnoseVLLM(t *testing.T) {
 	e, s := enginetest.Start(t, enginetest.Profile("vllm"))
-	for kind, want := range map[testbed.IncidentKind]string{testbed.QueueSurge: CauseQueue, testbed.ComputeSlowdown: CauseComputeMemory} {
+	for kind, want := range map[testbed.IncidentKind]string{testbed.QueueSurge: CauseQueue, testbed.ComputeSlowdown: CauseKVCache} {
 		in, _ := s.Incident(kind)
 		from, to := incidentWindow(in)
 		r, err := Diagnose(context.Background(), e, Options{Model: in.Model, Version: in.Version, From: from, To: to})
@@ -283,12 +290,15 @@ func TestDiagnoseVLLM(t *testing.T) {
 		if !strings.Contains(strings.Join(r.Notices, "\n"), "network / gateway segment (network cause) is not read") {
 			t.Errorf("%s: notices %q", kind, r.Notices)
 		}
+		if nm := strings.Join(r.NotMeasured, "\n"); !strings.Contains(nm, "version changes") || !strings.Contains(nm, "network segment") {
+			t.Errorf("%s: not measured %q", kind, r.NotMeasured)
+		}
 		// vLLM's own readings: the backlog of the surge is load (waiting for capacity), the
 		// slowdown grows decode only, and memory pressure is the KV cache (97 %), not the GPU
 		// memory vLLM pre-allocates.
 		want := map[testbed.IncidentKind][]string{
 			testbed.QueueSurge:      {"the backlog is load: 90 % of the waiting requests wait for capacity"},
-			testbed.ComputeSlowdown: {"decode grew", "prefill stays", "the KV cache of node-b:8000 at 97.0 %"},
+			testbed.ComputeSlowdown: {"decode grew", "prefill stays", "the KV cache of node-b:8000 is near full (97.0 %", "2.0 % of the requests are preempted"},
 		}[kind]
 		for _, w := range want {
 			if !strings.Contains(r.Causes[0].Summary, w) {
@@ -300,11 +310,11 @@ func TestDiagnoseVLLM(t *testing.T) {
 
 // TestDiagnoseSGLang: the scenario in SGLang's naming (no version label, buckets from 0.1 s,
 // compute as e2e − queue, no failure counter, no gateway, no load state): the queue surge is
-// queue-dominated first, the compute slowdown compute-dominated with memory, and the notices name
-// what SGLang cannot give.
+// queue-dominated first, the compute slowdown KV-cache exhaustion (its KV cache full, requests
+// retracted), and the notices name what SGLang cannot give.
 func TestDiagnoseSGLang(t *testing.T) {
 	e, s := enginetest.Start(t, enginetest.Profile("sglang"))
-	for kind, want := range map[testbed.IncidentKind]string{testbed.QueueSurge: CauseQueue, testbed.ComputeSlowdown: CauseComputeMemory} {
+	for kind, want := range map[testbed.IncidentKind]string{testbed.QueueSurge: CauseQueue, testbed.ComputeSlowdown: CauseKVCache} {
 		in, _ := s.Incident(kind)
 		from, to := incidentWindow(in)
 		r, err := Diagnose(context.Background(), e, Options{Model: in.Model, Version: in.Version, From: from, To: to})

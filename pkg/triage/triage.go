@@ -1,7 +1,10 @@
 // Package triage runs the field report's 15-minute triage path as engine queries and ranks the
 // likely causes of a latency problem, and reads a model's layered health (Health) with the same
-// readings. Reading (read.go) talks to the engine; scoring (score.go) is pure: readings in,
-// ranked causes out.
+// readings. Reading (read.go) talks to the engine; scoring (score.go, segments.go, deploy.go,
+// rank.go) is pure: readings in, ranked causes out. The scoring decomposes first — the latency
+// change is attributed to queue, compute and network, and the leading segment's candidates are
+// looked for first — and compares a new version only with the one it replaced. A window longer
+// than an hour is split at its change points (windows.go) and each is triaged on its own.
 package triage
 
 import (
@@ -178,6 +181,8 @@ type Cause struct {
 	Evidence   []Evidence `json:"evidence"`
 	Next       string     `json:"next"`
 	Links      []Link     `json:"links"`
+	// Window is the change point the cause was found in, in a window longer than LongWindow.
+	Window *Window `json:"window,omitempty"`
 }
 
 // Step is one of the triage path's five steps with what it found.
@@ -203,8 +208,22 @@ type Report struct {
 	Verdict Verdict  `json:"verdict"`
 	Summary string   `json:"summary"`
 	Causes  []Cause  `json:"causes"`
-	Steps   []Step   `json:"steps"`
-	Notices []string `json:"notices"`
+	// Confidence says how sure the verdict is: the first cause's confidence when diagnosed,
+	// low for no direction; a healthy verdict is medium where several signals are not measured.
+	Confidence string `json:"confidence"`
+	// Segments attribute the latency change of the subject that changed most (SegmentsOf) to
+	// queue, compute (prefill and decode where the server times them), network and server
+	// overhead; Lead is the segment that explains the change ("" when latency did not change).
+	Segments   []SegmentChange `json:"segments"`
+	Lead       string          `json:"lead,omitempty"`
+	SegmentsOf string          `json:"segmentsOf,omitempty"`
+	// NotMeasured lists the signals the triage could not read and what each would have told.
+	NotMeasured []string `json:"notMeasured"`
+	Steps       []Step   `json:"steps"`
+	Notices     []string `json:"notices"`
+	// Episodes are the change points of a window longer than LongWindow, each triaged on its
+	// own; the causes are theirs, each with its window.
+	Episodes []Episode `json:"episodes,omitempty"`
 	// Queries counts the Prometheus queries the triage sent.
 	Queries int `json:"queries"`
 }
@@ -222,6 +241,9 @@ func Diagnose(ctx context.Context, e *engine.Engine, o Options) (*Report, error)
 		}
 		r := ScoreNode(nr, DefaultThresholds())
 		return &r, nil
+	}
+	if o.To.Sub(o.From) > LongWindow {
+		return diagnoseLong(ctx, e, o)
 	}
 	rd, err := Read(ctx, e, o)
 	if err != nil {

@@ -33,12 +33,18 @@ func TestScoreVLLMReadings(t *testing.T) {
 			in.KVCache.Now = 0.97
 			s.P95.Now, s.BaselineRatio = 0.3, 12
 		}, Diagnosed, CauseComputeMemory, []string{"KV cache of node-a:8000 at 97.0 %", "decode grew", "prefill stays"}},
-		// Compute rising with memory calm is no direction on its own (as for every server); the
-		// candidate still names the phase.
+		// Compute rising with memory calm is the compute segment's diagnosis, "compute" (as for
+		// every server); it names the phase.
 		{"prefill grows", func(s *Subject, in *Instance) {
 			s.Compute.Now, s.Prefill.Now, s.Decode.Now = 0.045, 0.0363, 0.0087
 			s.P95.Now, s.BaselineRatio = 0.2, 8
-		}, NoDirection, CauseComputeMemory, []string{"prefill grew", "decode stays"}},
+		}, Diagnosed, CauseCompute, []string{"prefill grew", "decode stays", "the cause is not among the signals measured here"}},
+		// The KV cache full with requests preempted: KV-cache exhaustion.
+		{"KV cache exhausted with preemptions", func(s *Subject, in *Instance) {
+			s.Compute.Now, s.Prefill.Now, s.Decode.Now = 0.055, 0.0037, 0.0513
+			in.KVCache.Now, in.Preemption = 0.97, Pair{0, 0.02}
+			s.P95.Now, s.BaselineRatio = 0.3, 12
+		}, Diagnosed, CauseKVCache, []string{"the KV cache of node-a:8000 is near full (97.0 %", "2.0 % of the requests are preempted", "decode grew"}},
 		{"load backlog", func(s *Subject, in *Instance) {
 			s.Queue.Now, s.QPS.Now, in.QPS.Now, in.QueueDepth.Now = 0.032, 150, 150, 5
 			in.Waiting, in.WaitingDeferred = Pair{0.5, 5}, Pair{0.05, 0.5}

@@ -21,7 +21,11 @@ export type CauseId =
   | 'network'
   | 'hardware'
   | 'warmup'
-  | 'model_regression';
+  | 'model_regression'
+  /** The compute segment slowed and no measured signal explains it (a diagnosis of the segment). */
+  | 'compute'
+  /** KV-cache exhaustion: usage near full with requests preempted. */
+  | 'kv_cache';
 
 export interface TriageWindow {
   start: string;
@@ -64,6 +68,36 @@ export interface TriageCause {
   evidence: TriageEvidence[];
   next: string;
   links: TriageLink[];
+  /** The change point the cause was found in (a window longer than an hour). */
+  window?: TriageWindow;
+}
+
+/** One segment's part of the latency change of the subject that changed most. */
+export interface TriageSegment {
+  /** queue, compute, prefill, decode, network, overhead. */
+  segment: string;
+  /** The segment this one is part of (compute for prefill and decode). */
+  parent?: string;
+  /** Mean seconds per request; null where not measured. */
+  before: number | null;
+  now: number | null;
+  /** now − before, seconds. */
+  change: number | null;
+  /** Share of the total change; null when the total did not grow. */
+  share: number | null;
+  note?: string;
+}
+
+/** A change point of a long window, triaged on its own. */
+export interface TriageEpisode {
+  window: TriageWindow;
+  peak: number;
+  where: string;
+  verdict: TriageVerdict;
+  summary: string;
+  lead?: string;
+  confidence: string;
+  causes: TriageCause[];
 }
 
 export interface TriageStep {
@@ -90,6 +124,16 @@ export interface TriageAnswer {
   causes: TriageCause[];
   steps: TriageStep[];
   notices?: string[];
+  /** How sure the verdict is: high, medium or low. */
+  confidence?: string;
+  /** The latency change decomposed; `lead` is the segment that explains it. */
+  segments?: TriageSegment[];
+  lead?: string;
+  segmentsOf?: string;
+  /** The signals the triage could not read, each with what it would have told. */
+  notMeasured?: string[];
+  /** The change points of a window longer than an hour. */
+  episodes?: TriageEpisode[];
 }
 
 /** A model, or a node (a GPU alert's question), or both: the model on that node only. */
@@ -151,7 +195,10 @@ export function parseTriage(data: unknown): TriageAnswer {
     causes: Array.isArray(s.causes) ? s.causes : [],
   }));
   const before = isObject(data.before) ? data.before : { start: '', end: '', duration: '' };
-  return { ...data, before, causes, steps } as unknown as TriageAnswer;
+  const segments = Array.isArray(data.segments) ? data.segments.filter(isObject) : [];
+  const notMeasured = Array.isArray(data.notMeasured) ? data.notMeasured.filter((x) => typeof x === 'string') : [];
+  const episodes = Array.isArray(data.episodes) ? data.episodes.filter(isObject) : [];
+  return { ...data, before, causes, steps, segments, notMeasured, episodes } as unknown as TriageAnswer;
 }
 
 /**

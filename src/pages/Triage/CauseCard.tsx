@@ -4,7 +4,7 @@ import { GrafanaTheme2, locationUtil } from '@grafana/data';
 import { Badge, BadgeColor, LinkButton, useStyles2 } from '@grafana/ui';
 
 import { TriageCause } from '../../api/triage';
-import { formatChange, formatValue } from './format';
+import { formatChange, formatTime, formatValue } from './format';
 
 interface Props {
   cause: TriageCause;
@@ -30,6 +30,7 @@ export function CauseCard({ cause, rank }: Props) {
           {cause.model ? ` · ${cause.model}` : ''}
           {cause.version ? ` · ${cause.version}` : ''}
           {cause.instance ? ` · ${cause.instance}` : ''}
+          {cause.window ? ` · ${formatTime(cause.window.start)} – ${formatTime(cause.window.end)}` : ''}
         </span>
       </div>
       <div className={s.scoreRow}>

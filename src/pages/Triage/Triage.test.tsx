@@ -244,4 +244,72 @@ describe('Triage page', () => {
       `Node ${nodeAnswer.node}, GPU ${nodeAnswer.gpu} (no model served)`
     );
   });
+
+  test('shows where the time went: each segment before, now and its share, the lead marked, and what was not measured', async () => {
+    renderAt(alertLink(start, end));
+    await screen.findByTestId(triageTestIds.verdict);
+    const measured = answer.segments.filter((seg) => seg.before !== null || seg.now !== null);
+    expect(measured.length).toBeGreaterThan(0);
+    const rows = within(screen.getByRole('table', { name: 'Latency segments' }))
+      .getAllByRole('row')
+      .slice(1);
+    expect(rows).toHaveLength(measured.length);
+    measured.forEach((seg, i) => {
+      expect(rows[i]).toHaveTextContent(seg.segment);
+      expect(rows[i]).toHaveTextContent(formatValue(seg.before, 's'));
+      expect(rows[i]).toHaveTextContent(formatValue(seg.now, 's'));
+      if (seg.share !== null) {
+        expect(rows[i]).toHaveTextContent(`${(seg.share * 100).toFixed(0)} %`);
+      }
+    });
+    expect(
+      screen.getByText(new RegExp(`the ${answer.lead} segment explains most of the latency change`))
+    ).toBeInTheDocument();
+    const notMeasured = within(screen.getByRole('list', { name: 'Not measured' })).getAllByRole('listitem');
+    expect(notMeasured.map((li) => li.textContent)).toEqual(answer.notMeasured);
+  });
+
+  test('new cause ids render with their titles, and a long window lists its change points', async () => {
+    const long = {
+      ...answer,
+      causes: [
+        {
+          ...answer.causes[0],
+          id: 'kv_cache',
+          title: 'KV-cache exhaustion (usage near full, requests preempted)',
+          window: answer.window,
+        },
+        {
+          ...answer.causes[0],
+          id: 'compute',
+          title: 'Compute slowed (cause not among the signals measured here)',
+          window: answer.window,
+        },
+      ],
+      episodes: [
+        {
+          window: answer.window,
+          peak: 3.4,
+          where: 'recsys-ranker v1.4.0 on node-b:8000',
+          verdict: 'diagnosed',
+          summary: 'the KV cache of node-b:8000 is near full',
+          confidence: 'high',
+          causes: [],
+        },
+      ],
+    };
+    renderAt(alertLink(start, end), { [URL]: { status: 200, body: long } });
+    await screen.findByTestId(triageTestIds.verdict);
+    expect(
+      screen.getByRole('region', { name: 'KV-cache exhaustion (usage near full, requests preempted)' })
+    ).toBeInTheDocument();
+    expect(
+      screen.getByRole('region', { name: 'Compute slowed (cause not among the signals measured here)' })
+    ).toBeInTheDocument();
+    const eps = within(screen.getByRole('list', { name: 'Change points' })).getAllByRole('listitem');
+    expect(eps).toHaveLength(1);
+    expect(eps[0]).toHaveTextContent(
+      'recsys-ranker v1.4.0 on node-b:8000, ×3.4 its level · diagnosed (high confidence)'
+    );
+  });
 });

@@ -4,7 +4,7 @@ import { css } from '@emotion/css';
 import { GrafanaTheme2 } from '@grafana/data';
 import { Alert, Badge, Button, Field, Input, LoadingPlaceholder, Stack, useStyles2 } from '@grafana/ui';
 
-import { fetchTriage, TriageAnswer, TriageRequest } from '../../api/triage';
+import { fetchTriage, TriageAnswer, TriageRequest, TriageSegment } from '../../api/triage';
 import { DataSourcePicker } from '../../components/DataSourcePicker/DataSourcePicker';
 import { NoDataSourcePage, Page } from '../../components/Page/Page';
 import { RequestErrorAlert, requestFailure } from '../../components/RequestError/RequestError';
@@ -15,7 +15,7 @@ import { useFormFields } from '../../hooks/useFormFields';
 import { useRequest } from '../../hooks/useRequest';
 import { CauseCard } from './CauseCard';
 import { checkForm, formFromSearch, isNodeForm, searchFromForm, TriageForm } from './form';
-import { formatTime } from './format';
+import { formatChange, formatTime, formatValue } from './format';
 
 interface Props {
   settings: AppSettings;
@@ -177,11 +177,35 @@ function TriageResult({ answer }: { answer: TriageAnswer }) {
         </Alert>
       </div>
 
+      <Segments answer={answer} />
+
+      {(answer.episodes ?? []).length > 0 && (
+        <>
+          <h3 className={s.heading}>Change points in the window</h3>
+          <ol className={s.steps} aria-label="Change points">
+            {(answer.episodes ?? []).map((ep) => (
+              <li key={ep.window.start} className={s.step}>
+                <div>
+                  <strong>
+                    {formatTime(ep.window.start)} – {formatTime(ep.window.end)}
+                  </strong>{' '}
+                  <span className={s.hint}>
+                    {ep.where}, ×{ep.peak} its level · {ep.verdict.replace(/_/g, ' ')}
+                    {ep.confidence ? ` (${ep.confidence} confidence)` : ''}
+                  </span>
+                </div>
+                <div>{ep.summary}</div>
+              </li>
+            ))}
+          </ol>
+        </>
+      )}
+
       {answer.causes.length > 0 && (
         <>
           <h3 className={s.heading}>Ranked causes</h3>
           {answer.causes.map((c, i) => (
-            <CauseCard key={c.id} cause={c} rank={i + 1} />
+            <CauseCard key={`${c.id}-${c.window?.start ?? ''}-${i}`} cause={c} rank={i + 1} />
           ))}
         </>
       )}
@@ -208,7 +232,62 @@ function TriageResult({ answer }: { answer: TriageAnswer }) {
         ))}
       </ol>
 
+      {(answer.notMeasured ?? []).length > 0 && (
+        <>
+          <h3 className={s.heading}>Not measured</h3>
+          <ul aria-label="Not measured" className={s.hint}>
+            {(answer.notMeasured ?? []).map((n) => (
+              <li key={n}>{n}</li>
+            ))}
+          </ul>
+        </>
+      )}
+
       <Notices notices={answer.notices} />
+    </>
+  );
+}
+
+const segmentTitle = (seg: TriageSegment) => (seg.parent ? `${seg.parent} › ${seg.segment}` : seg.segment);
+
+/** Where the time went: the latency change of the subject that changed most, by segment. */
+function Segments({ answer }: { answer: TriageAnswer }) {
+  const s = useStyles2(getStyles);
+  const segments = (answer.segments ?? []).filter((seg) => seg.before !== null || seg.now !== null);
+  if (segments.length === 0) {
+    return null;
+  }
+  return (
+    <>
+      <h3 className={s.heading}>Where the time went</h3>
+      <p className={s.hint}>
+        {answer.segmentsOf ? `${answer.segmentsOf}: ` : ''}
+        {answer.lead
+          ? `the ${answer.lead} segment explains most of the latency change; its causes are looked for first.`
+          : 'the latency did not change enough for one segment to lead.'}
+      </p>
+      <table className={s.table} aria-label="Latency segments">
+        <thead>
+          <tr>
+            <th>Segment</th>
+            <th>Before</th>
+            <th>Now</th>
+            <th>Change</th>
+            <th>Share of the change</th>
+          </tr>
+        </thead>
+        <tbody>
+          {segments.map((seg) => (
+            <tr key={segmentTitle(seg)} className={seg.segment === answer.lead ? s.lead : undefined}>
+              <td>{segmentTitle(seg)}</td>
+              <td>{formatValue(seg.before, 's')}</td>
+              <td>{formatValue(seg.now, 's')}</td>
+              <td>{formatChange(seg.before && seg.now !== null ? seg.now / seg.before - 1 : null)}</td>
+              <td>{seg.share === null ? '—' : `${(seg.share * 100).toFixed(0)} %`}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
     </>
   );
 }
@@ -232,6 +311,11 @@ const getStyles = (theme: GrafanaTheme2) => ({
   heading: css({ marginTop: theme.spacing(3) }),
   hint: css({ color: theme.colors.text.secondary, fontSize: theme.typography.bodySmall.fontSize }),
   steps: css({ listStyle: 'none', padding: 0 }),
+  table: css({
+    borderCollapse: 'collapse',
+    'th, td': { padding: theme.spacing(0.5, 1), textAlign: 'left' },
+  }),
+  lead: css({ fontWeight: theme.typography.fontWeightBold }),
   step: css({
     padding: theme.spacing(1, 0),
     borderBottom: `1px solid ${theme.colors.border.weak}`,

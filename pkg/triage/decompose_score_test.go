@@ -1,0 +1,301 @@
+package triage
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Regression tests of issue 13's triage symptoms, built from readings (pure scoring).
+
+func seg(t *testing.T, r *Report, name string) SegmentChange {
+	t.Helper()
+	for _, s := range r.Segments {
+		if s.Segment == name {
+			return s
+		}
+	}
+	t.Fatalf("no segment %s in %+v", name, r.Segments)
+	return SegmentChange{}
+}
+
+func hasCause(r *Report, id string) bool {
+	for _, c := range r.Causes {
+		if c.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// TestScoreStableQueueSurgeBesideCanary (symptom 1): the stable version's queue surges on the
+// instance where a canary deployed 2 hours ago takes a quarter of the traffic. The queue leads
+// the decomposition and ranks first; the stable version is not "slower than the canary" (it is
+// not new), and the canary, no slower in compute than the version it joined, is not blamed.
+func TestScoreStableQueueSurgeBesideCanary(t *testing.T) {
+	rd := readings("", func(s *Subject, in *Instance) {
+		s.Queue.Now, s.QPS.Now, in.QPS.Now, in.QueueDepth.Now = 0.032, 150, 175, 5
+		s.P95.Now, s.BaselineRatio, s.Jitter.Now = 0.09, 3.6, 6.7
+	})
+	canary := steady("node-a:8000", "v2")
+	canary.QPS = Pair{25, 25}
+	rd.Subjects = append(rd.Subjects, canary)
+	rd.Deploys, rd.DeploysRead = []Deploy{{Instance: "node-a:8000", Version: "v2", At: tFrom.Add(-2 * time.Hour)}}, true
+	r := Score(rd, DefaultThresholds())
+	t.Logf("%s: %s; %s", r.Verdict, causeList(&r), r.Summary)
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseQueue || r.Causes[0].Instance != "node-a:8000" || r.Causes[0].Version != "v1" {
+		t.Fatalf("want queue first on v1 node-a: %s", causeList(&r))
+	}
+	if hasCause(&r, CauseModelRegression) {
+		t.Errorf("a version regression is named: %s", causeList(&r))
+	}
+	if r.Lead != SegQueue || !strings.Contains(r.SegmentsOf, "v1 on node-a:8000") {
+		t.Errorf("lead %q of %q", r.Lead, r.SegmentsOf)
+	}
+	q := seg(t, &r, SegQueue)
+	// The queue holds the whole change: 28.4 ms of 28.4 ms.
+	if q.Share == nil || math.Abs(*q.Share-1) > 1e-9 || math.Abs(val(q.Change)-0.0284) > 1e-9 {
+		t.Errorf("queue segment %+v", q)
+	}
+	// Asked about the canary: it is not slower than v1 in compute, so no regression.
+	rd.Version = "v2"
+	if r := Score(rd, DefaultThresholds()); hasCause(&r, CauseModelRegression) {
+		t.Errorf("canary: %s %s", r.Verdict, causeList(&r))
+	}
+}
+
+// inPlace upgrades both instances from v1 to v2 inside the window: v1 has no "now", v2 no
+// "before" and no 7-day baseline; node-a's v2 needs more memory than the GPU has (×4 compute,
+// memory 97 %).
+func inPlace(deploys bool) *Readings {
+	rd := &Readings{Model: "m", Window: Span{tFrom, tEnd}, Before: Span{tFrom.Add(-time.Hour), tFrom}}
+	for _, n := range []string{"node-a:8000", "node-b:8000"} {
+		old, nu := steady(n, "v1"), steady(n, "v2")
+		for _, p := range []*Pair{&old.QPS, &old.P50, &old.P95, &old.P99, &old.Jitter, &old.Queue, &old.Compute, &old.Network, &old.ErrorRatio, &old.TimeoutRatio} {
+			p.Now = math.NaN()
+		}
+		for _, p := range []*Pair{&nu.QPS, &nu.P50, &nu.P95, &nu.P99, &nu.Jitter, &nu.Queue, &nu.Compute, &nu.Network, &nu.ErrorRatio, &nu.TimeoutRatio} {
+			p.Before = math.NaN()
+		}
+		old.BaselineRatio, nu.BaselineRatio = math.NaN(), math.NaN()
+		in := calm(n)
+		if n == "node-a:8000" {
+			nu.Compute.Now, nu.P95.Now, nu.P99.Now = 0.05, 0.12, 0.3
+			in.GPUMem, in.GPUMemPeak = Pair{0.8, 0.97}, 0.99
+		}
+		rd.Subjects = append(rd.Subjects, old, nu)
+		rd.Instances = append(rd.Instances, in)
+		if deploys {
+			rd.Deploys = append(rd.Deploys, Deploy{Instance: n, Version: "v2", At: tFrom.Add(time.Minute)})
+		}
+	}
+	rd.DeploysRead = deploys
+	return rd
+}
+
+// TestScoreInPlaceUpgradeMemoryCliff (symptom 2, the brief's headline case): an in-place upgrade
+// whose new version swaps on node-a is compared as the model before (v1) vs the model now (v2)
+// on the same instance: compute leads, the deploy comes first among compute's candidates with
+// the memory pressure behind it, and node-b (upgraded, fine) is not blamed. Found from the
+// deploy events, and from the readings alone (v2 has traffic now and none before, v1 had).
+func TestScoreInPlaceUpgradeMemoryCliff(t *testing.T) {
+	for _, v := range []struct{ deploys, restart bool }{{true, false}, {false, false}, {true, true}} {
+		rd := inPlace(v.deploys)
+		if v.restart {
+			// The upgrade restarted the process: 3 minutes of warm-up in the window. The service
+			// readings leave the warm-up out, so the version's slowdown is not the warm-up's.
+			rd.Instances[0].Warmup = []Warmup{{Start: tFrom, End: tFrom.Add(3 * time.Minute), Reason: "process restarted"}}
+		}
+		r := Score(rd, DefaultThresholds())
+		t.Logf("%+v: %s: %s; %s", v, r.Verdict, causeList(&r), r.Summary)
+		if r.Verdict != Diagnosed || r.Causes[0].ID != CauseModelRegression || r.Causes[0].Instance != "node-a:8000" || r.Causes[0].Version != "v2" {
+			t.Fatalf("want model_regression of v2 on node-a first: %s", causeList(&r))
+		}
+		if c := cause(t, &r, CauseComputeMemory); c.Score >= r.Causes[0].Score || c.Score < DefaultThresholds().DiagnosedScore {
+			t.Errorf("compute_memory %.3f: want diagnosed, below the deploy", c.Score)
+		}
+		e := evidence(t, r.Causes[0], "mean compute time")
+		if math.Abs(val(e.Before)-0.0124) > 1e-9 || math.Abs(val(e.Now)-0.05) > 1e-9 {
+			t.Errorf("compute evidence %v → %v, want v1's 12.4 ms before → v2's 50 ms", val(e.Before), val(e.Now))
+		}
+		if r.Lead != SegCompute || !strings.Contains(r.SegmentsOf, "v2 on node-a:8000") {
+			t.Errorf("lead %q of %q", r.Lead, r.SegmentsOf)
+		}
+		if c := seg(t, &r, SegCompute); math.Abs(val(c.Share)-1) > 1e-9 {
+			t.Errorf("compute share %v", val(c.Share))
+		}
+	}
+}
+
+// TestScoreComputeWithoutMemoryData (symptom 3): compute ×3.6 with the queue flat and no GPU
+// memory data is the compute segment's diagnosis, "compute", not no direction; the report says
+// what was not measured.
+func TestScoreComputeWithoutMemoryData(t *testing.T) {
+	rd := readings("", func(s *Subject, in *Instance) {
+		s.Compute.Now, s.P95.Now, s.BaselineRatio = 0.0446, 0.08, 3.2
+		in.GPUMem, in.GPUUtil, in.GPUMemPeak = nanPair(), nanPair(), math.NaN()
+	})
+	rd.Instances[1].GPUMem, rd.Instances[1].GPUUtil = nanPair(), nanPair()
+	r := Score(rd, DefaultThresholds())
+	t.Logf("%s: %s; %s; not measured %q", r.Verdict, causeList(&r), r.Summary, r.NotMeasured)
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseCompute || r.Causes[0].Instance != "node-a:8000" {
+		t.Fatalf("want compute first: %s", causeList(&r))
+	}
+	if !strings.Contains(r.Causes[0].Summary, "the cause is not among the signals measured here") || !strings.Contains(r.Causes[0].Summary, "not measured: memory") {
+		t.Errorf("summary %q", r.Causes[0].Summary)
+	}
+	if r.Lead != SegCompute || !strings.Contains(strings.Join(r.NotMeasured, "\n"), "GPU memory") {
+		t.Errorf("lead %q, not measured %q", r.Lead, r.NotMeasured)
+	}
+	// With memory data past its line the same rise is compute_memory.
+	rd.Instances[0].GPUMem, rd.Instances[0].GPUMemPeak = Pair{0.8, 0.94}, 0.95
+	if r := Score(rd, DefaultThresholds()); r.Causes[0].ID != CauseComputeMemory || hasCause(&r, CauseCompute) {
+		t.Errorf("with memory: %s", causeList(&r))
+	}
+}
+
+// TestScoreIdleGPUOfAnotherModel (symptom 5): in a model question, a GPU of the node that sits
+// idle while the model's own requests show nothing (it serves another model) is co-tenant
+// evidence in the notices, never the model's cause; the model's own incident ranks first.
+func TestScoreIdleGPUOfAnotherModel(t *testing.T) {
+	rd := readings("", func(_ *Subject, in *Instance) { in.IdleGPUs, in.GPUUtil.Now = []string{"6"}, 0 })
+	s := &rd.Subjects[1] // node-b's queue surges
+	s.Queue.Now, s.P95.Now, s.BaselineRatio, s.Jitter.Now = 0.032, 0.09, 3.6, 6.7
+	rd.Instances[1].QueueDepth.Now = 5
+	r := Score(rd, DefaultThresholds())
+	t.Logf("%s: %s; notices %q", r.Verdict, causeList(&r), r.Notices)
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseQueue || r.Causes[0].Instance != "node-b:8000" {
+		t.Fatalf("want queue on node-b first: %s", causeList(&r))
+	}
+	if hasCause(&r, CauseGPUIdle) {
+		t.Errorf("the other model's idle GPU is a cause: %s", causeList(&r))
+	}
+	if !strings.Contains(strings.Join(r.Notices, "\n"), "co-tenant evidence, not a cause of m: GPU 6 of node-a") {
+		t.Errorf("notices %q", r.Notices)
+	}
+}
+
+// TestScoreFasterNewVersionIsNoCause: a version deployed in the window and 5 % faster than the
+// one it replaced is not a cause (a control of the corpus: healthy).
+func TestScoreFasterNewVersionIsNoCause(t *testing.T) {
+	rd := inPlace(true)
+	for i := range rd.Subjects {
+		if rd.Subjects[i].Version == "v2" {
+			rd.Subjects[i].Compute.Now, rd.Subjects[i].P95.Now, rd.Subjects[i].P99.Now = 0.0118, 0.024, 0.03
+		}
+	}
+	rd.Instances[0].GPUMem, rd.Instances[0].GPUMemPeak = Pair{0.6, 0.6}, 0.6
+	r := Score(rd, DefaultThresholds())
+	if r.Verdict != Healthy || len(r.Causes) > 0 && r.Causes[0].Score >= 0.2 {
+		t.Fatalf("%s: %s; %s", r.Verdict, causeList(&r), r.Summary)
+	}
+}
+
+// TestChangePoints: in a 24-hour series at a steady 20 ms with a 30-minute step to 60 ms and a
+// single-point spike, the step is one change point and the spike none; two steps 5 minutes apart
+// merge into one episode, which is triaged from one step before its first point.
+func TestChangePoints(t *testing.T) {
+	from := tEnd.Add(-24 * time.Hour)
+	step := 2 * time.Minute
+	var ts []int64
+	var v []float64
+	for at := from.Add(step); !at.After(tEnd); at = at.Add(step) {
+		x := 0.02
+		switch {
+		case !at.Before(tEnd.Add(-8*time.Hour)) && at.Before(tEnd.Add(-8*time.Hour+30*time.Minute)):
+			x = 0.06
+		case at.Equal(tEnd.Add(-3 * time.Hour)):
+			x = 0.5
+		}
+		ts, v = append(ts, at.UnixMilli()), append(v, x)
+	}
+	cs := changePoints(ts, v, from, tEnd, "m on a")
+	if len(cs) != 1 || !cs[0].Start.Equal(tEnd.Add(-8*time.Hour)) || !cs[0].End.Equal(tEnd.Add(-8*time.Hour+28*time.Minute)) || cs[0].peak != 3 {
+		t.Fatalf("change points %+v", cs)
+	}
+	sp := episodeSpan(cs[0], step, from, tEnd)
+	if !sp.Start.Equal(tEnd.Add(-8*time.Hour-step)) || sp.End.Sub(sp.Start) != episodeWindow {
+		t.Errorf("episode span %v–%v", sp.Start, sp.End)
+	}
+	later := change{Span: Span{cs[0].End.Add(5 * time.Minute), cs[0].End.Add(20 * time.Minute)}, peak: 5, where: "m on b"}
+	if m := mergeChanges([]change{later, cs[0]}); len(m) != 1 || m[0].where != "m on b" || !m[0].End.Equal(later.End) {
+		t.Errorf("merged %+v", m)
+	}
+}
+
+// TestScoreLostCapacityIsQueue: node-b stops serving and node-a takes its traffic (×2 there,
+// node-b's 100 req/s gone): the queue node-a builds is lost capacity — queue first, the moved
+// traffic not a surge.
+func TestScoreLostCapacityIsQueue(t *testing.T) {
+	rd := readings("", func(s *Subject, in *Instance) {
+		s.QPS.Now, in.QPS.Now, in.QueueDepth.Now = 200, 200, 4
+		s.Queue.Now, s.P95.Now, s.BaselineRatio, s.Jitter.Now = 0.02, 0.06, 2.4, 4
+	})
+	rd.Instances[1].QPS.Now, rd.Subjects[1].QPS.Now = math.NaN(), math.NaN()
+	for _, p := range []*Pair{&rd.Subjects[1].Queue, &rd.Subjects[1].Compute, &rd.Subjects[1].Network, &rd.Subjects[1].P95} {
+		p.Now = math.NaN()
+	}
+	r := Score(rd, DefaultThresholds())
+	t.Logf("%s: %s", r.Verdict, causeList(&r))
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseQueue || r.Causes[0].Instance != "node-a:8000" {
+		t.Fatalf("want queue first on node-a: %s", causeList(&r))
+	}
+	if c := cause(t, &r, CauseTrafficSurge); c.Score >= DefaultThresholds().DiagnosedScore || !strings.Contains(c.Summary, "lost capacity") {
+		t.Errorf("traffic_surge %.3f: %q", c.Score, c.Summary)
+	}
+	// The same queue with node-b still serving its share is a surge's.
+	rd.Instances[1].QPS.Now = 100
+	if r := Score(rd, DefaultThresholds()); cause(t, &r, CauseTrafficSurge).Score < 0.5 {
+		t.Errorf("a real surge: %s", causeList(&r))
+	}
+}
+
+// TestScoreDeployWarmupIsHealthy: a deploy replaces v1 by v2 in place, same speed, with its
+// restart's warm-up in the window: the warm-up is the deploy's, expected — healthy (a control of
+// the corpus); the same warm-up without a deploy is the warmup cause.
+func TestScoreDeployWarmupIsHealthy(t *testing.T) {
+	rd := inPlace(true)
+	for i := range rd.Subjects {
+		if rd.Subjects[i].Version == "v2" && rd.Subjects[i].Instance == "node-a:8000" {
+			rd.Subjects[i].Compute.Now, rd.Subjects[i].P95.Now, rd.Subjects[i].P99.Now = 0.0124, 0.025, 0.03
+		}
+	}
+	rd.Instances[0].GPUMem, rd.Instances[0].GPUMemPeak = Pair{0.6, 0.6}, 0.6
+	for i := range rd.Instances {
+		rd.Instances[i].Warmup = []Warmup{{Start: tFrom.Add(time.Minute), End: tFrom.Add(4 * time.Minute), Reason: "first appearance"}}
+	}
+	r := Score(rd, DefaultThresholds())
+	t.Logf("%s: %s; %s", r.Verdict, causeList(&r), r.Summary)
+	if r.Verdict != Healthy || !strings.Contains(cause(t, &r, CauseWarmup).Summary, "the warm-up of the deploy of v2") {
+		t.Fatalf("deploy: %s %s", r.Verdict, causeList(&r))
+	}
+	plain := readings("", nil)
+	plain.Instances[0].Warmup = rd.Instances[0].Warmup
+	if r := Score(plain, DefaultThresholds()); r.Verdict != Diagnosed || r.Causes[0].ID != CauseWarmup {
+		t.Errorf("restart without a deploy: %s %s", r.Verdict, causeList(&r))
+	}
+}
+
+// TestScoreComputeCandidatesExplainTheirRise: inputs twice as long make compute ×2 and the queue
+// grow more than compute (a slower service near saturation): the input shift explains it, not the
+// queue; clock throttling with compute ×2 is hardware, not "compute".
+func TestScoreComputeCandidatesExplainTheirRise(t *testing.T) {
+	r := Score(readings("", func(s *Subject, in *Instance) {
+		in.InputMean.Now = 400
+		s.Compute.Now, s.Queue.Now, in.QueueDepth.Now = 0.0248, 0.04, 4
+		s.P95.Now, s.BaselineRatio, s.Jitter.Now = 0.12, 4.8, 5.5
+	}), DefaultThresholds())
+	t.Logf("input: %s: %s", r.Verdict, causeList(&r))
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseInputShift {
+		t.Errorf("input shift: want input_shift first, got %s", causeList(&r))
+	}
+	r = Score(readings("", func(s *Subject, in *Instance) {
+		in.Throttle, in.ThrottleMeasured = []string{"hw_thermal_slowdown"}, true
+		s.Compute.Now, s.P95.Now, s.BaselineRatio = 0.0248, 0.05, 2
+	}), DefaultThresholds())
+	t.Logf("throttle: %s: %s", r.Verdict, causeList(&r))
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseHardware || hasCause(&r, CauseCompute) {
+		t.Errorf("throttling: want hardware first and no compute, got %s", causeList(&r))
+	}
+}

@@ -1,0 +1,282 @@
+package triage
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// gathered is what the scoring found over the readings of a question.
+type gathered struct {
+	best     map[string]candidate // the strongest candidate per cause
+	subjects int
+	symptoms []string
+	lead     *decomp  // the subject whose latency changed most, decomposed
+	notes    []string // co-tenant evidence and versions not compared
+}
+
+// subjectKey names a model's instance across the readings of a node question.
+func subjectKey(model, instance string) string { return model + "\xff" + instance }
+
+// gather scores the causes of every instance and selected subject of the readings, weighs them
+// by the segment that explains the latency change, and keeps the best candidate per cause above
+// MinScore; it also counts the subjects and lists the symptoms, each once.
+func gather(q question, rds []*Readings, th Thresholds) gathered {
+	g := gathered{best: map[string]candidate{}}
+	var all []candidate
+	leads := map[string]decomp{} // per model and instance: its subject that changed most
+	for _, rd := range rds {
+		var top *decomp
+		var local []candidate
+		for _, raw := range rd.Subjects {
+			if !selected(rd, raw) {
+				continue
+			}
+			s, _ := effective(rd, raw)
+			d := decompose(s, subjectText(rd.Model, s.Version)+" on "+s.Instance)
+			k := subjectKey(rd.Model, s.Instance)
+			if b, ok := leads[k]; !ok || d.delta() > b.delta() {
+				leads[k] = d
+			}
+			if top == nil || d.delta() > top.delta() {
+				top = &d
+			}
+			if g.lead == nil || d.delta() > g.lead.delta() {
+				g.lead = &d
+			}
+			for _, c := range subjectCauses(rd, raw, s, rd.instance(s.Instance), th) {
+				c.model = rd.Model
+				local = append(local, c)
+			}
+		}
+		for i := range rd.Instances {
+			in := &rd.Instances[i]
+			for _, c := range instanceCauses(rd, in, th) {
+				// A node's hardware belongs to no model: in a node question naming one (whichever
+				// was read first) would send the reader to the wrong place.
+				if !q.byNode || c.id != CauseHardware {
+					c.model = rd.Model
+				}
+				if c, ok := g.own(q, rd, in, c); ok {
+					local = append(local, c)
+				}
+			}
+		}
+		for i := range local {
+			weigh(&local[i], rd, leads, top)
+		}
+		all = append(all, local...)
+		g.subjects += len(rd.Subjects)
+		for _, s := range symptomsOf(rd, th) {
+			if q.byNode && !strings.HasPrefix(s, "GPU memory") {
+				s = rd.Model + ": " + s
+			}
+			if !slices.Contains(g.symptoms, s) {
+				g.symptoms = append(g.symptoms, s)
+			}
+		}
+		for _, u := range unknownAge(rd) {
+			g.notes = appendUnique(g.notes, fmt.Sprintf("versions %s of %s: neither was deployed in the %s before the window, so triage cannot tell which is new and does not compare them (inferscope gate compares versions)",
+				u, rd.Model, dur(DeployLookback)))
+		}
+	}
+	all = orderCompute(all, th)
+	for _, c := range all {
+		c.score = math.Round(math.Min(c.score, 0.99)*1000) / 1000
+		if c.score < MinScore {
+			continue
+		}
+		if b, ok := g.best[c.id]; !ok || c.score > b.score {
+			g.best[c.id] = c
+		}
+	}
+	return g
+}
+
+// own keeps a node-level cause (an idle GPU, hardware) only as the subject's own: GPU series
+// carry no model, so in a model question that names no GPU, an idle GPU or a hardware event on
+// the node is the model's cause only when the model's own requests show it (answered by the
+// fallback path, slower, failing). Otherwise the GPU may serve another model: an idle GPU is
+// then co-tenant evidence, not a cause, and hardware weighs half.
+func (g *gathered) own(q question, rd *Readings, in *Instance, c candidate) (candidate, bool) {
+	if q.byNode || rd.GPU != "" || (c.id != CauseGPUIdle && c.id != CauseHardware) || ownSign(rd, in) {
+		return c, true
+	}
+	if c.id == CauseGPUIdle {
+		g.notes = appendUnique(g.notes, fmt.Sprintf("co-tenant evidence, not a cause of %s: GPU %s of %s sat idle under traffic, but %s's own requests on %s show no sign of it (no fallback, no slowdown, no errors): the GPU likely serves another model",
+			rd.Model, strings.Join(in.IdleGPUs, ", "), in.Node, rd.Model, in.Name))
+		return c, false
+	}
+	c.score *= 0.5
+	c.summary += fmt.Sprintf(" (weighed half: %s's own requests on %s show no sign of it; the GPU may serve another model)", rd.Model, in.Name)
+	return c, true
+}
+
+// ownSign says whether the model's own requests on the instance show a GPU going wrong: a
+// fallback share of 1 % or more, a service time 10 % above its reference, or errors doubling.
+func ownSign(rd *Readings, in *Instance) bool {
+	if in.Fallback.Now >= 0.01 {
+		return true
+	}
+	for _, raw := range rd.Subjects {
+		if raw.Instance != in.Name || !selected(rd, raw) {
+			continue
+		}
+		s, _ := effective(rd, raw)
+		svc := s.ServiceMean()
+		if ratio(svc.Now, svc.Before) >= 1.1 || (s.ErrorRatio.Now >= 0.01 && s.ErrorRatio.Now >= 2*s.ErrorRatio.Before) {
+			return true
+		}
+	}
+	return false
+}
+
+// weigh applies the decomposition: a cause of a segment that did not lead its instance's latency
+// change weighs offLead; an input-length shift under a compute-led change explains it.
+func weigh(c *candidate, rd *Readings, leads map[string]decomp, top *decomp) {
+	var d *decomp
+	if c.instance != "" {
+		if x, ok := leads[subjectKey(rd.Model, c.instance)]; ok {
+			d = &x
+		}
+	} else {
+		d = top
+	}
+	if d == nil || d.lead == "" {
+		return
+	}
+	seg := segmentOf[c.id]
+	// Compute rising past its own line explains the queue too (a slower service lengthens the
+	// queue, more than in proportion near saturation): its causes are not weighed down under a
+	// queue-led change, and the queue cause is.
+	cRose := d.s.Compute.Now-d.s.Compute.Before >= riseAbs && ratio(d.s.Compute.Now, d.s.Compute.Before) >= riseRatio
+	switch {
+	case seg == "":
+	case seg == SegCompute && (d.lead == SegCompute || cRose && d.lead == SegQueue):
+		explainCompute(c, rd, d)
+	case seg != d.lead:
+		c.score *= offLead
+		c.summary += fmt.Sprintf(" (weighed down: %s)", d.leadText())
+	case c.id == CauseQueue && cRose:
+		c.score *= offLead
+		c.summary += fmt.Sprintf(" (weighed down: compute rose too, %s → %s, and a slower service lengthens the queue)", msText(d.s.Compute.Before), msText(d.s.Compute.Now))
+	}
+}
+
+// explainCompute raises the compute candidates whose own sign explains a compute rise: hardware
+// events on the node, and inputs longer past their line (longer inputs cost more compute).
+func explainCompute(c *candidate, rd *Readings, d *decomp) {
+	switch c.id {
+	case CauseHardware:
+		c.score = math.Max(c.score, 0.65)
+		c.summary += "; " + d.leadText()
+	case CauseInputShift:
+		if in := rd.instance(c.instance); in != nil {
+			if r := ratio(in.InputMean.Now, in.InputMean.Before); r >= 1.3 {
+				c.score = math.Max(c.score, 0.6+0.3*grade(r, 1.3, 3))
+				c.summary += "; " + d.leadText()
+			}
+		}
+	}
+}
+
+// orderCompute orders compute's candidates on each instance: a version deployed there and
+// slower than the one it replaced comes first (the memory pressure or KV-cache exhaustion that
+// came with it is its mechanism), and "compute" (no measured signal explains the rise) is left
+// out where another compute candidate is diagnosed.
+func orderCompute(all []candidate, th Thresholds) []candidate {
+	type key struct{ model, instance string }
+	reg := map[key]float64{}
+	other := map[key]float64{}
+	for _, c := range all {
+		k := key{c.model, c.instance}
+		switch {
+		case c.id == CauseModelRegression:
+			reg[k] = math.Max(reg[k], c.score)
+		case segmentOf[c.id] == SegCompute && c.id != CauseCompute:
+			other[k] = math.Max(other[k], c.score)
+		}
+	}
+	out := all[:0]
+	for _, c := range all {
+		k := key{c.model, c.instance}
+		r := reg[k]
+		switch {
+		case c.id == CauseCompute && math.Max(other[k], r) >= th.DiagnosedScore:
+			continue
+		case r >= th.DiagnosedScore && (c.id == CauseComputeMemory || c.id == CauseKVCache || c.id == CauseCompute) && c.score >= r:
+			c.score = r - 0.01
+			c.summary += "; it follows the deploy of " + c.version + " on " + c.instance
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// segmentsReport writes the decomposition of the subject that changed most.
+func (g gathered) segmentsReport(r *Report) {
+	r.Segments = []SegmentChange{}
+	if g.lead == nil {
+		return
+	}
+	r.Segments = g.lead.segs
+	r.Lead = g.lead.lead
+	r.SegmentsOf = g.lead.who
+}
+
+// notMeasured lists the signals the readings lack, each with what it would have told.
+func notMeasured(rds []*Readings) []string {
+	has := map[string]bool{}
+	mark := func(name string, ok bool) {
+		if _, seen := has[name]; !seen {
+			has[name] = false
+		}
+		has[name] = has[name] || ok
+	}
+	for _, rd := range rds {
+		for _, s := range rd.Subjects {
+			mark("queue", finite(s.Queue.Now))
+			mark("compute", finite(s.Compute.Now))
+			mark("network", finite(s.Network.Now))
+			mark("prefill", finite(s.Prefill.Now))
+		}
+		for _, in := range rd.Instances {
+			mark("gpumem", finite(in.GPUMem.Now))
+			mark("kv", finite(in.KVCache.Now))
+			mark("preempt", finite(in.Preemption.Now))
+			mark("input", finite(in.InputMean.Now))
+			mark("xid", finite(in.XID.Now))
+			mark("ecc", finite(in.ECCUncorrected.Now))
+			mark("throttle", in.ThrottleMeasured)
+			mark("waitreason", finite(in.WaitingDeferred.Now))
+		}
+		mark("deploys", rd.DeploysRead)
+	}
+	text := []struct{ key, what string }{
+		{"queue", "queue segment: the queue causes (traffic, capacity, framework) cannot be told from compute"},
+		{"compute", "compute segment: the compute causes cannot be told from the queue"},
+		{"network", "network segment: no gateway time, so the network cause cannot be raised"},
+		{"prefill", "prefill / decode split: the compute cause cannot name the phase that grew"},
+		{"gpumem", "GPU memory: memory pressure cannot be seen"},
+		{"kv", "KV-cache usage: KV-cache exhaustion cannot be seen (only servers that export it)"},
+		{"preempt", "preemptions: KV-cache exhaustion and recomputation cannot be seen"},
+		{"input", "input length: an input-length shift cannot be seen"},
+		{"xid", "XID events"},
+		{"ecc", "uncorrected ECC errors"},
+		{"throttle", "clock-throttling reasons"},
+		{"waitreason", "waiting by reason: a blocked scheduler cannot be told from load"},
+		{"deploys", "version changes: the metrics carry no version (or no model) label, so a new version cannot be told from the old"},
+	}
+	out := []string{}
+	for _, t := range text {
+		if ok, seen := has[t.key]; seen && !ok {
+			out = append(out, t.what)
+		}
+	}
+	out = append(out,
+		"server overhead: the split has no segment for time outside queue and compute",
+		"ready instances and batch size: lost capacity is seen through the queue only",
+		"co-tenants: GPU series carry no model, so another model's load on the same GPU is not read")
+	return out
+}

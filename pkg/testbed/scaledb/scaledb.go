@@ -1,0 +1,160 @@
+// Package scaledb writes the history of a scaled test-bed fleet (testbed.Scaled) as Prometheus
+// TSDB blocks, directly with Prometheus' TSDB library. It is its own package so that the
+// binaries linking pkg/testbed (loadgen, probe) do not link the TSDB.
+package scaledb
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/storage"
+	"github.com/prometheus/prometheus/tsdb"
+	"github.com/prometheus/prometheus/tsdb/chunkenc"
+
+	"github.com/inferscope/inferscope/pkg/testbed"
+)
+
+// version changes when the scaled history's construction changes; it invalidates the cached
+// scaled TSDBs (the base's own key covers the scenario and its namings).
+const version = "scaled-v1"
+
+// Private is testbed.PrivateTSDB for a fleet factor times Default's (testbed.Scaled), in the
+// default variant's namings (custom inference series, the probe's GPU series, hosts) with its
+// history: 8 days at the default step, GPU series the last 2. Factor 1 is the default variant's
+// own blocks. It returns the groups' scenarios, group 0 being testbed.Default(DefaultEnd).
+func Private(ctx context.Context, factor int, promtool, parent string) (dir string, groups []*testbed.Scenario, err error) {
+	cached, groups, err := Cached(ctx, factor, promtool)
+	if err != nil {
+		return "", nil, err
+	}
+	dir = filepath.Join(parent, "tsdb")
+	if err := testbed.LinkTree(cached, dir); err != nil {
+		return "", nil, fmt.Errorf("copy the cached TSDB: %w", err)
+	}
+	return dir, groups, nil
+}
+
+// Cached returns the cached blocks of a scaled fleet, building them when missing.
+//
+// Every group's history is Default's with its label values renamed (testbed.Relabel): the
+// groups share the truth model and the incident times, so their samples are equal and only the
+// names differ. The blocks are therefore written directly from the default variant's cached
+// blocks, group by group, instead of generating and importing OpenMetrics a hundred times: at
+// 100× that path costs about 100 × the default's 14-20 s of CPU (25-35 min on 2 cores), where
+// the copy costs minutes (docs/benchmarks.md).
+func Cached(ctx context.Context, factor int, promtool string) (string, []*testbed.Scenario, error) {
+	groups, err := testbed.Scaled(testbed.DefaultEnd, factor)
+	if err != nil {
+		return "", nil, err
+	}
+	bases, err := testbed.WarmTSDBCache(ctx, promtool, testbed.TSDBOptions{})
+	if err != nil {
+		return "", nil, fmt.Errorf("build the test bed TSDB: %w", err)
+	}
+	base := bases[0]
+	if factor == 1 {
+		return base, groups, nil
+	}
+	key := fmt.Sprintf("%s-%dx-%s", version, factor, filepath.Base(base))
+	dir, err := testbed.CachedDir(ctx, key, func(ctx context.Context, dir string) error {
+		if err := WriteScaledTSDB(ctx, base, dir, groups); err != nil {
+			return fmt.Errorf("write the %d× fleet's TSDB: %w", factor, err)
+		}
+		return nil
+	})
+	return dir, groups, err
+}
+
+// WriteScaledTSDB writes into dir (created) one block holding, for every group, the series of
+// the Default history in base renamed for that group (Relabel against groups[0]).
+func WriteScaledTSDB(ctx context.Context, base, dir string, groups []*testbed.Scenario) error {
+	logger := slog.New(slog.DiscardHandler)
+	sandbox, err := os.MkdirTemp(filepath.Dir(dir), "sandbox-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(sandbox)
+	db, err := tsdb.OpenDBReadOnly(base, sandbox, logger)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	q, err := db.Querier(math.MinInt64, math.MaxInt64)
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	// The head accepts samples no older than half its range behind the newest: a range of
+	// three histories lets every series start at the history's beginning.
+	span := int64(3 * (testbed.DefaultHistoryDays + 1) * 24 * time.Hour / time.Millisecond)
+	w, err := tsdb.NewBlockWriter(logger, dir, span)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	relabels := make([]testbed.GroupRelabel, len(groups))
+	for g := range groups {
+		relabels[g] = testbed.Relabel(groups[0], groups[g])
+	}
+	set := q.Select(ctx, false, nil, labels.MustNewMatcher(labels.MatchRegexp, labels.MetricName, ".+"))
+	app := w.Appender(ctx)
+	var (
+		it      chunkenc.Iterator
+		ts      []int64
+		vs      []float64
+		pending int
+	)
+	for set.Next() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		s := set.At()
+		ts, vs = ts[:0], vs[:0]
+		it = s.Iterator(it)
+		for it.Next() == chunkenc.ValFloat {
+			t, v := it.At()
+			ts, vs = append(ts, t), append(vs, v)
+		}
+		if err := it.Err(); err != nil {
+			return err
+		}
+		for _, r := range relabels {
+			lb := labels.NewBuilder(s.Labels())
+			s.Labels().Range(func(l labels.Label) {
+				if l.Name != labels.MetricName && l.Name != "job" {
+					lb.Set(l.Name, r.Value(l.Value))
+				}
+			})
+			ls := lb.Labels()
+			var ref storage.SeriesRef
+			for i := range ts {
+				if ref, err = app.Append(ref, ls, ts[i], vs[i]); err != nil {
+					return fmt.Errorf("append %s: %w", ls, err)
+				}
+			}
+			if pending += len(ts); pending > 2_000_000 {
+				if err := app.Commit(); err != nil {
+					return err
+				}
+				app, pending = w.Appender(ctx), 0
+			}
+		}
+	}
+	if err := set.Err(); err != nil {
+		return err
+	}
+	if err := app.Commit(); err != nil {
+		return err
+	}
+	_, err = w.Flush(ctx)
+	return err
+}

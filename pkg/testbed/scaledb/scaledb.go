@@ -75,21 +75,11 @@ func Cached(ctx context.Context, factor int, promtool string) (string, []*testbe
 // the Default history in base renamed for that group (Relabel against groups[0]).
 func WriteScaledTSDB(ctx context.Context, base, dir string, groups []*testbed.Scenario) error {
 	logger := slog.New(slog.DiscardHandler)
-	sandbox, err := os.MkdirTemp(filepath.Dir(dir), "sandbox-")
+	q, closeBlocks, err := openBlocks(base, logger)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(sandbox)
-	db, err := tsdb.OpenDBReadOnly(base, sandbox, logger)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	q, err := db.Querier(math.MinInt64, math.MaxInt64)
-	if err != nil {
-		return err
-	}
-	defer q.Close()
+	defer closeBlocks()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -157,4 +147,40 @@ func WriteScaledTSDB(ctx context.Context, base, dir string, groups []*testbed.Sc
 	}
 	_, err = w.Flush(ctx)
 	return err
+}
+
+// openBlocks opens every block under dir (the promtool-made history has no WAL) and merges
+// them into one querier.
+func openBlocks(dir string, logger *slog.Logger) (storage.Querier, func(), error) {
+	metas, err := filepath.Glob(filepath.Join(dir, "*", "meta.json"))
+	if err != nil || len(metas) == 0 {
+		return nil, nil, fmt.Errorf("no TSDB blocks in %s", dir)
+	}
+	var (
+		blocks   []*tsdb.Block
+		queriers []storage.Querier
+	)
+	closeAll := func() {
+		for _, q := range queriers {
+			q.Close()
+		}
+		for _, b := range blocks {
+			b.Close()
+		}
+	}
+	for _, m := range metas {
+		b, err := tsdb.OpenBlock(logger, filepath.Dir(m), nil, nil)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		blocks = append(blocks, b)
+		q, err := tsdb.NewBlockQuerier(b, math.MinInt64, math.MaxInt64)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		queriers = append(queriers, q)
+	}
+	return storage.NewMergeQuerier(queriers, nil, storage.ChainedSeriesMerge), closeAll, nil
 }

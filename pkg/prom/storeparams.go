@@ -118,3 +118,22 @@ func notFoundHint(path string) string {
 	}
 	return " (a Mimir or Cortex URL needs its /prometheus prefix, e.g. http://mimir:8080/prometheus; a VictoriaMetrics cluster's vmselect /select/<accountID>/prometheus; see docs/stores.md)"
 }
+
+// storeLimitHint names the store's own limit behind a refusal, and how to stay under it. The
+// messages are the stores' own: Prometheus and Thanos ("query processing would load too many
+// samples into memory"), VictoriaMetrics (-search.maxSamplesPerQuery, -search.maxUniqueTimeseries,
+// -search.maxPointsPerTimeseries), Mimir (max-fetched-series / -chunks-bytes / samples).
+func storeLimitHint(msg string) string {
+	const narrow = "narrow the query (a model, version or instance filter, a shorter range or a coarser step) or raise that limit (docs/stores.md)"
+	m := strings.ToLower(msg)
+	switch {
+	case strings.Contains(m, "too many samples"):
+		return " — the store's limit on samples loaded at once (Prometheus and Thanos --query.max-samples, 50,000,000 by default; Mimir -querier.max-samples): " + narrow
+	case strings.Contains(m, "maxsamplesperquery"), strings.Contains(m, "maxuniquetimeseries"), strings.Contains(m, "maxpointspertimeseries"):
+		return " — a VictoriaMetrics -search.max* limit, named above: " + narrow
+	case strings.Contains(m, "max-fetched-series"), strings.Contains(m, "max-series-per-query"), strings.Contains(m, "max-fetched-chunk"),
+		strings.Contains(m, "maximum number of series"), strings.Contains(m, "max_fetched"):
+		return " — a Mimir/Cortex per-query limit, named above: " + narrow
+	}
+	return ""
+}

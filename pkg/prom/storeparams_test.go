@@ -162,3 +162,27 @@ func TestNotFoundNamesThePrefix(t *testing.T) {
 		t.Errorf("got %v, want the prefixes named", err)
 	}
 }
+
+// A store's own limit comes back named, with how to narrow the query.
+func TestStoreLimitNamed(t *testing.T) {
+	for _, c := range []struct{ body, want string }{
+		{`{"status":"error","errorType":"execution","error":"query processing would load too many samples into memory in query execution"}`, "--query.max-samples"},
+		{`{"status":"error","errorType":"bad_data","error":"cannot select more than -search.maxSamplesPerQuery=1000000 samples"}`, "VictoriaMetrics -search.max*"},
+		{`{"status":"error","errorType":"execution","error":"the query exceeded the maximum number of series (limit: 1000 series) (err-mimir-max-series-per-query)"}`, "Mimir/Cortex per-query limit"},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			w.Write([]byte(c.body))
+		}))
+		cl, err := New(srv.URL, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = cl.Query(context.Background(), "up", time.Now(), 0)
+		srv.Close()
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "narrow the query") {
+			t.Errorf("got %v, want %q and how to narrow", err, c.want)
+		}
+	}
+}

@@ -22,7 +22,7 @@ import (
 
 // version changes when the scaled history's construction changes; it invalidates the cached
 // scaled TSDBs (the base's own key covers the scenario and its namings).
-const version = "scaled-v1"
+const version = "scaled-v2"
 
 // Private is testbed.PrivateTSDB for a fleet factor times Default's (testbed.Scaled), in the
 // default variant's namings (custom inference series, the probe's GPU series, hosts) with its
@@ -71,11 +71,12 @@ func Cached(ctx context.Context, factor int, promtool string) (string, []*testbe
 	return dir, groups, err
 }
 
-// WriteScaledTSDB writes into dir (created) one block holding, for every group, the series of
-// the Default history in base renamed for that group (Relabel against groups[0]).
+// WriteScaledTSDB writes into dir (created) the series of the Default history in base renamed
+// for every group (testbed.Relabel against groups[0]): one block per two days of history, so
+// that the writer holds two days of the fleet in memory at a time, not eight.
 func WriteScaledTSDB(ctx context.Context, base, dir string, groups []*testbed.Scenario) error {
 	logger := slog.New(slog.DiscardHandler)
-	q, closeBlocks, err := openBlocks(base, logger)
+	blocks, closeBlocks, err := openBlocks(base, logger)
 	if err != nil {
 		return err
 	}
@@ -83,18 +84,41 @@ func WriteScaledTSDB(ctx context.Context, base, dir string, groups []*testbed.Sc
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	// The head accepts samples no older than half its range behind the newest: a range of
-	// three histories lets every series start at the history's beginning.
-	span := int64(3 * (testbed.DefaultHistoryDays + 1) * 24 * time.Hour / time.Millisecond)
-	w, err := tsdb.NewBlockWriter(logger, dir, span)
-	if err != nil {
-		return err
-	}
-	defer w.Close()
 	relabels := make([]testbed.GroupRelabel, len(groups))
 	for g := range groups {
 		relabels[g] = testbed.Relabel(groups[0], groups[g])
 	}
+	mint, maxt := int64(math.MaxInt64), int64(math.MinInt64)
+	for _, b := range blocks {
+		mint, maxt = min(mint, b.Meta().MinTime), max(maxt, b.Meta().MaxTime)
+	}
+	window := int64(2 * 24 * time.Hour / time.Millisecond)
+	for a := mint; a < maxt; a += window {
+		if err := writeWindow(ctx, blocks, a, min(a+window, maxt), dir, relabels, logger); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeWindow writes the samples in [a, b) of every group as one block.
+func writeWindow(ctx context.Context, blocks []*tsdb.Block, a, b int64, dir string, relabels []testbed.GroupRelabel, logger *slog.Logger) error {
+	var queriers []storage.Querier
+	for _, blk := range blocks {
+		q, err := tsdb.NewBlockQuerier(blk, a, b-1)
+		if err != nil {
+			return err
+		}
+		queriers = append(queriers, q)
+	}
+	q := storage.NewMergeQuerier(queriers, nil, storage.ChainedSeriesMerge)
+	defer q.Close()
+	// The head accepts samples no older than half its range behind the newest.
+	w, err := tsdb.NewBlockWriter(logger, dir, 3*(b-a))
+	if err != nil {
+		return err
+	}
+	defer w.Close()
 	set := q.Select(ctx, false, nil, labels.MustNewMatcher(labels.MatchRegexp, labels.MetricName, ".+"))
 	app := w.Appender(ctx)
 	var (
@@ -111,11 +135,15 @@ func WriteScaledTSDB(ctx context.Context, base, dir string, groups []*testbed.Sc
 		ts, vs = ts[:0], vs[:0]
 		it = s.Iterator(it)
 		for it.Next() == chunkenc.ValFloat {
-			t, v := it.At()
-			ts, vs = append(ts, t), append(vs, v)
+			if t, v := it.At(); t >= a && t < b {
+				ts, vs = append(ts, t), append(vs, v)
+			}
 		}
 		if err := it.Err(); err != nil {
 			return err
+		}
+		if len(ts) == 0 {
+			continue
 		}
 		for _, r := range relabels {
 			lb := labels.NewBuilder(s.Labels())
@@ -149,21 +177,14 @@ func WriteScaledTSDB(ctx context.Context, base, dir string, groups []*testbed.Sc
 	return err
 }
 
-// openBlocks opens every block under dir (the promtool-made history has no WAL) and merges
-// them into one querier.
-func openBlocks(dir string, logger *slog.Logger) (storage.Querier, func(), error) {
+// openBlocks opens every block under dir (the promtool-made history has no WAL).
+func openBlocks(dir string, logger *slog.Logger) ([]*tsdb.Block, func(), error) {
 	metas, err := filepath.Glob(filepath.Join(dir, "*", "meta.json"))
 	if err != nil || len(metas) == 0 {
 		return nil, nil, fmt.Errorf("no TSDB blocks in %s", dir)
 	}
-	var (
-		blocks   []*tsdb.Block
-		queriers []storage.Querier
-	)
+	var blocks []*tsdb.Block
 	closeAll := func() {
-		for _, q := range queriers {
-			q.Close()
-		}
 		for _, b := range blocks {
 			b.Close()
 		}
@@ -175,12 +196,6 @@ func openBlocks(dir string, logger *slog.Logger) (storage.Querier, func(), error
 			return nil, nil, err
 		}
 		blocks = append(blocks, b)
-		q, err := tsdb.NewBlockQuerier(b, math.MinInt64, math.MaxInt64)
-		if err != nil {
-			closeAll()
-			return nil, nil, err
-		}
-		queriers = append(queriers, q)
 	}
-	return storage.NewMergeQuerier(queriers, nil, storage.ChainedSeriesMerge), closeAll, nil
+	return blocks, closeAll, nil
 }

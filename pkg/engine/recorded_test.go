@@ -23,7 +23,7 @@ import (
 
 // recordedRuleFile writes the Prometheus rendering's latency recording (nothing else: the
 // baselines' subquery recordings would only slow the backfill) as a rule file.
-func recordedRuleFile(t *testing.T, dir string) string {
+func recordedRuleFile(t testing.TB, dir string) string {
 	t.Helper()
 	p := alerting.Defaults()
 	p.Profile = "custom"

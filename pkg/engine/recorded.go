@@ -53,6 +53,7 @@ type recordedEntry struct {
 // series when they cover the query (a notice says so), latencyExpr otherwise.
 func (x *Exec) historyLatencyExpr(ctx context.Context, m profile.Measure, q float64, by []string, offset time.Duration, opt derive.BaselineOptions) (string, error) {
 	if ok, sel := x.recordedCovers(ctx, m, q, by, opt); ok {
+		x.recordedNotice(q)
 		off := ""
 		if offset > 0 {
 			off = " offset " + promqlDuration(offset)
@@ -78,22 +79,17 @@ func (x *Exec) recordedCovers(ctx context.Context, m profile.Measure, q float64,
 	to := x.g.end - day.Milliseconds()
 	k := recordedKey{url: x.e.Prom.URL(), q: q, window: x.rateWindow(), from: from / hour, to: to / hour, matchers: sel}
 	if v, ok := recordedChecks.Load(k); ok && x.e.Clock().Sub(v.(recordedEntry).at) < recordedCheckTTL {
-		e := v.(recordedEntry)
-		x.recordedNotice(e, q)
-		return e.ok, sel
+		return v.(recordedEntry).ok, sel
 	}
 	e := recordedEntry{at: x.e.Clock()}
 	e.ok, e.why = x.checkRecorded(ctx, k, sel, time.UnixMilli(from+opt.Window.Milliseconds()), time.UnixMilli(to))
 	recordedChecks.Store(k, e)
-	x.recordedNotice(e, q)
 	return e.ok, sel
 }
 
-func (x *Exec) recordedNotice(e recordedEntry, q float64) {
-	if e.ok {
-		x.Notice(Info, fmt.Sprintf("the previous days are read from the recorded %s (the Prometheus rule file's %s over %s, warm-ups left out) instead of the raw histogram buckets",
-			RecordedLatency, quantileName(q), promqlDuration(x.rateWindow())))
-	}
+func (x *Exec) recordedNotice(q float64) {
+	x.Notice(Info, fmt.Sprintf("the previous days are read from the recorded %s (the Prometheus rule file's %s over %s, warm-ups left out) instead of the raw histogram buckets",
+		RecordedLatency, quantileName(q), promqlDuration(x.rateWindow())))
 }
 
 // checkRecorded asks Prometheus whether the rule is loaded with the same quantile and window,

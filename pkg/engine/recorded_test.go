@@ -1,14 +1,18 @@
 package engine_test
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -53,9 +57,45 @@ func recordedRuleFile(t testing.TB, dir string) string {
 	return file
 }
 
+// queriesSeen keeps the PromQL of every query the engine sends.
+type queriesSeen struct {
+	mu    sync.Mutex
+	exprs []string
+}
+
+func (q *queriesSeen) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if v, err := url.ParseQuery(string(body)); err == nil && v.Get("query") != "" {
+			q.mu.Lock()
+			q.exprs = append(q.exprs, v.Get("query"))
+			q.mu.Unlock()
+		}
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// readRecorded says whether a query read the recorded series of a previous day.
+func (q *queriesSeen) readRecorded() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, e := range q.exprs {
+		if strings.Contains(e, engine.RecordedLatency) && strings.Contains(e, "offset 1d") {
+			return true
+		}
+	}
+	return false
+}
+
 func engineOn(t *testing.T, url string, end time.Time) *engine.Engine {
 	t.Helper()
-	c, err := prom.New(url, http.DefaultClient)
+	return engineVia(t, url, end, http.DefaultClient)
+}
+
+func engineVia(t *testing.T, url string, end time.Time, hc *http.Client) *engine.Engine {
+	t.Helper()
+	c, err := prom.New(url, hc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +151,11 @@ func TestRecordedLatencyFastPath(t *testing.T) {
 
 	const q = `{"queryType":"baseline","model":["recsys-ranker"],"quantile":0.95,"days":7,"window":"10m","by":"instance"}`
 	want := runQuery(t, engineOn(t, raw.URL, end), q, from, end)
-	got := runQuery(t, engineOn(t, rec.URL, end), q, from, end)
+	seen := &queriesSeen{}
+	got := runQuery(t, engineVia(t, rec.URL, end, &http.Client{Transport: seen}), q, from, end)
+	if !seen.readRecorded() {
+		t.Errorf("with the rules loaded no query read %s of a previous day: %q", engine.RecordedLatency, seen.exprs)
+	}
 	if hasNotice(want, engine.RecordedLatency) {
 		t.Errorf("without the rules loaded the answer names the recording: %v", want.Notices)
 	}

@@ -306,7 +306,7 @@ func (c *Client) wrap(err error) error {
 		case v1.ErrCanceled:
 			return &Error{Kind: KindCanceled, URL: c.url, Err: err, Msg: "the query was cancelled: " + ae.Msg}
 		case v1.ErrTimeout:
-			return &Error{Kind: KindTimeout, URL: c.url, Err: err, Msg: "the query timed out in Prometheus: " + ae.Msg}
+			return &Error{Kind: KindTimeout, URL: c.url, Err: err, Msg: "the query timed out in Prometheus: " + ae.Msg + timeoutHint}
 		case v1.ErrBadData:
 			return &Error{Kind: KindBadQuery, URL: c.url, Err: err, Msg: "Prometheus rejected the query: " + ae.Msg + storeLimitHint(ae.Msg)}
 		default:

@@ -137,3 +137,7 @@ func storeLimitHint(msg string) string {
 	}
 	return ""
 }
+
+// timeoutHint names the store's query timeout and how to stay under it.
+const timeoutHint = " — the store's query timeout (Prometheus and Thanos --query.timeout, 2m by default; Mimir -querier.timeout; VictoriaMetrics -search.maxQueryDuration, 30s): " +
+	"narrow the query (a model, version or instance filter, a shorter range or a coarser step), load the rule file's recordings on a large fleet, or raise that timeout (docs/stores.md)"

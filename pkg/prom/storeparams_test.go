@@ -169,6 +169,7 @@ func TestStoreLimitNamed(t *testing.T) {
 		{`{"status":"error","errorType":"execution","error":"query processing would load too many samples into memory in query execution"}`, "--query.max-samples"},
 		{`{"status":"error","errorType":"bad_data","error":"cannot select more than -search.maxSamplesPerQuery=1000000 samples"}`, "VictoriaMetrics -search.max*"},
 		{`{"status":"error","errorType":"execution","error":"the query exceeded the maximum number of series (limit: 1000 series) (err-mimir-max-series-per-query)"}`, "Mimir/Cortex per-query limit"},
+		{`{"status":"error","errorType":"timeout","error":"query timed out in expression evaluation"}`, "--query.timeout"},
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")

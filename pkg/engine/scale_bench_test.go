@@ -141,11 +141,14 @@ func heapPeak(run func() error) (uint64, error) {
 
 // replay sends the recorded requests again, straight to Prometheus, with as many in flight as
 // the engine had: the raw PromQL of the same answer, run alone.
-func replay(reqs []recorded, parallel int) (time.Duration, int64, error) {
+// It also returns the samples Prometheus read for them (stats=all: totalQueryableSamples, and
+// the largest peakSamples), which, unlike the times, do not move with the machine's load.
+func replay(reqs []recorded, parallel int) (time.Duration, int64, promStats, error) {
 	var (
 		mu    sync.Mutex
 		total int64
 		first error
+		stats promStats
 	)
 	sem := make(chan struct{}, max(parallel, 1))
 	var wg sync.WaitGroup
@@ -156,7 +159,11 @@ func replay(reqs []recorded, parallel int) (time.Duration, int64, error) {
 		go func(r recorded) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			req, err := http.NewRequest(r.method, r.url, bytes.NewReader(r.body))
+			u := r.url
+			if strings.Contains(u, "/api/v1/query") { // Prometheus counts the samples it read
+				u += map[bool]string{true: "&", false: "?"}[strings.Contains(u, "?")] + "stats=all"
+			}
+			req, err := http.NewRequest(r.method, u, bytes.NewReader(r.body))
 			if err == nil {
 				if r.ctype != "" {
 					req.Header.Set("Content-Type", r.ctype)
@@ -164,8 +171,26 @@ func replay(reqs []recorded, parallel int) (time.Duration, int64, error) {
 				var resp *http.Response
 				if resp, err = http.DefaultClient.Do(req); err == nil {
 					var n int64
-					n, err = io.Copy(io.Discard, resp.Body)
+					var body []byte
+					body, err = io.ReadAll(resp.Body)
+					n = int64(len(body))
 					resp.Body.Close()
+					var st struct {
+						Data struct {
+							Stats struct {
+								Samples struct {
+									TotalQueryableSamples int64 `json:"totalQueryableSamples"`
+									PeakSamples           int64 `json:"peakSamples"`
+								} `json:"samples"`
+							} `json:"stats"`
+						} `json:"data"`
+					}
+					if json.Unmarshal(body, &st) == nil {
+						mu.Lock()
+						stats.samples += st.Data.Stats.Samples.TotalQueryableSamples
+						stats.peak = max(stats.peak, st.Data.Stats.Samples.PeakSamples)
+						mu.Unlock()
+					}
 					if err == nil && resp.StatusCode/100 != 2 {
 						err = fmt.Errorf("the replay got HTTP %d", resp.StatusCode)
 					}
@@ -184,8 +209,10 @@ func replay(reqs []recorded, parallel int) (time.Duration, int64, error) {
 		}(r)
 	}
 	wg.Wait()
-	return time.Since(start), total, first
+	return time.Since(start), total, stats, first
 }
+
+type promStats struct{ samples, peak int64 }
 
 // overviewTargets are every Prometheus-reading query of the overview dashboard with its
 // variables at "All" (gpu_live reads the probes, not Prometheus: left out).
@@ -245,6 +272,7 @@ type scaleRow struct {
 	peak        uint64
 	err         string
 	notice      string
+	stats       promStats
 }
 
 // BenchmarkScale measures, at each fleet scale (testbed.Scaled: 1× = 3 instances and 24 GPUs,
@@ -361,14 +389,14 @@ func benchScale(b *testing.B, factor int) {
 	)
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("\n%d× fleet: %d instances, %d GPUs, %d models; load average %s", factor, 3*factor, 24*factor, len(modelsOf(groups)), load)
-	fmt.Printf("| %-40s | %9s | %9s | %5s | %6s | %9s | %9s | %9s | %s\n", "what", "wall", "raw alone", "ratio", "trips", "received", "raw recv", "peak heap", "error / notice")
+	fmt.Printf("| %-40s | %9s | %9s | %5s | %6s | %9s | %9s | %9s | %13s | %11s | %s\n", "what", "wall", "raw alone", "ratio", "trips", "received", "raw recv", "peak heap", "samples read", "peak samples", "error / notice")
 	skip := os.Getenv("INFERSCOPE_BENCH_SKIP") // items whose name contains it are left out
 	limit := 20 * time.Minute
 	if v, err := time.ParseDuration(os.Getenv("INFERSCOPE_BENCH_ITEM_TIMEOUT")); err == nil {
 		limit = v
 	}
 	for _, it := range items {
-		if skip != "" && strings.Contains(it.name, skip) {
+		if skip != "" && strings.Contains(it.name, skip) || !strings.Contains(it.name, os.Getenv("INFERSCOPE_BENCH_ONLY")) {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), limit)
@@ -386,8 +414,8 @@ func benchScale(b *testing.B, factor int) {
 		if strings.Contains(notice, engine.RecordedLatency) {
 			row.notice = "recorded"
 		}
-		if rw, rb, rerr := replay(reqs, par); rerr == nil {
-			row.raw, row.rawB = rw, rb
+		if rw, rb, st, rerr := replay(reqs, par); rerr == nil {
+			row.raw, row.rawB, row.stats = rw, rb, st
 		} else if row.err == "" {
 			row.err = "replay: " + rerr.Error()
 		}
@@ -426,7 +454,8 @@ func benchRecorded(b *testing.B, factor int, rawURL string, rawBaseline func(con
 	}
 	rec := promtest.Start(b, promtest.Options{DataDir: dir, ConfigYAML: "rule_files: [" + strconv.Quote(rules) + "]\n",
 		ExtraArgs: []string{"--storage.tsdb.min-block-duration=2h", "--storage.tsdb.max-block-duration=2h"}})
-	c, err := prom.New(rec.URL, nil, prom.MaxAnswerBytes(1<<30))
+	w := &wire{}
+	c, err := prom.New(rec.URL, &http.Client{Transport: w}, prom.MaxAnswerBytes(1<<30))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -456,6 +485,15 @@ func benchRecorded(b *testing.B, factor int, rawURL string, rawBaseline func(con
 			return err
 		})
 		if i == 1 {
+			// The samples each path makes Prometheus read: the same engine on the store with the
+			// recording, its requests replayed with stats=all; the raw path's on the store without.
+			w.start()
+			_, _ = e.Run(context.Background(), q, rng)
+			_, _, _, reqs := w.stop()
+			_, _, recStats, _ := replay(reqs, 1)
+			rawStats := rawSamples(b, rawURL, q, rng)
+			fmt.Printf("| %-40s | samples read: raw %d, recorded %d (%.1f× fewer); peak samples raw %d, recorded %d\n", "baseline by instance, 7 days back, 6 h",
+				rawStats.samples, recStats.samples, float64(rawStats.samples)/float64(max(recStats.samples, 1)), rawStats.peak, recStats.peak)
 			fmt.Printf("| %-40s | raw %9s (%v) | recorded %9s (%v, %s) | %.1f× faster | backfill of 7 × 6h45m took %s\n", "baseline by instance, 7 days back, 6 h",
 				rawWall.Round(time.Millisecond), rerr, recWall.Round(time.Millisecond), err, notice, rawWall.Seconds()/recWall.Seconds(), backfill.Round(time.Second))
 		}
@@ -483,8 +521,8 @@ func printRow(r scaleRow) {
 	if msg == "" {
 		msg = r.notice
 	}
-	fmt.Printf("| %-40s | %9s | %9s | %5s | %6d | %9s | %9s | %9s | %s\n", r.name, r.wall.Round(time.Millisecond), r.raw.Round(time.Millisecond),
-		ratio, r.trips, prom.FormatBytes(r.bytes), prom.FormatBytes(r.rawB), prom.FormatBytes(int64(r.peak)), clipText(msg, 160))
+	fmt.Printf("| %-40s | %9s | %9s | %5s | %6d | %9s | %9s | %9s | %13d | %11d | %s\n", r.name, r.wall.Round(time.Millisecond), r.raw.Round(time.Millisecond),
+		ratio, r.trips, prom.FormatBytes(r.bytes), prom.FormatBytes(r.rawB), prom.FormatBytes(int64(r.peak)), r.stats.samples, r.stats.peak, clipText(msg, 160))
 }
 
 func clipText(s string, n int) string {
@@ -492,4 +530,24 @@ func clipText(s string, n int) string {
 		return s[:n] + "…"
 	}
 	return s
+}
+
+// rawSamples runs q on the store at url (no recording there) and replays its requests with
+// stats=all.
+func rawSamples(b *testing.B, url string, q engine.Query, rng engine.Range) promStats {
+	w := &wire{}
+	c, err := prom.New(url, &http.Client{Transport: w}, prom.MaxAnswerBytes(1<<30))
+	if err != nil {
+		b.Fatal(err)
+	}
+	end := rng.End
+	e, err := engine.New(context.Background(), engine.Config{Prom: c, WarmupWindow: 2 * time.Minute, Now: func() time.Time { return end }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	w.start()
+	_, _ = e.Run(context.Background(), q, rng)
+	_, _, _, reqs := w.stop()
+	_, _, st, _ := replay(reqs, 1)
+	return st
 }

@@ -7,6 +7,7 @@ import (
 
 	"go.yaml.in/yaml/v2"
 
+	"github.com/inferscope/inferscope/pkg/engine"
 	"github.com/inferscope/inferscope/pkg/profile"
 )
 
@@ -14,7 +15,7 @@ import (
 // recorded so that the alert expressions stay short and the numbers can be graphed; the
 // baselines read history through subqueries, so they work from the first evaluation on.
 const (
-	RecLatency         = "inferscope:latency_quantile:seconds"
+	RecLatency         = engine.RecordedLatency // the engine's fast path reads it
 	RecLatencyDayMean  = "inferscope:latency_quantile:day_mean_seconds"
 	RecLatencyBaseline = "inferscope:latency_quantile:baseline_seconds"
 	RecLatencyRatio    = "inferscope:latency_quantile:baseline_ratio"

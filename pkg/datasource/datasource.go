@@ -89,7 +89,7 @@ func New(ctx context.Context, s backend.DataSourceInstanceSettings, version stri
 		d.logger.Warn("Data source settings are invalid", "uid", s.UID, "problem", d.settingsErr.Error())
 		return d
 	}
-	client, err := newPromClient(ctx, s, d.settings.PrometheusURL, d.settings.MaxAnswerBytes)
+	client, err := newPromClient(ctx, s, d.settings.PrometheusURL, d.settings.MaxAnswerBytes, prom.Thanos(d.settings.Thanos))
 	if err != nil {
 		d.settingsErr = err
 		d.logger.Warn("Data source HTTP settings are invalid", "uid", s.UID, "problem", err.Error())
@@ -101,12 +101,12 @@ func New(ctx context.Context, s backend.DataSourceInstanceSettings, version stri
 
 // newPromClient builds the one Prometheus client of an instance from Grafana's standard HTTP
 // settings, so basic auth, custom headers (bearer tokens), TLS and the timeout apply.
-func newPromClient(ctx context.Context, s backend.DataSourceInstanceSettings, address string, maxAnswer int64) (*prom.Client, error) {
-	opts, err := s.HTTPClientOptions(ctx)
+func newPromClient(ctx context.Context, s backend.DataSourceInstanceSettings, address string, maxAnswer int64, opts ...prom.Option) (*prom.Client, error) {
+	hopts, err := s.HTTPClientOptions(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("the data source's HTTP settings cannot be read: %w", err)
 	}
-	hc, err := httpclient.New(opts)
+	hc, err := httpclient.New(hopts)
 	if err != nil {
 		if strings.Contains(err.Error(), "CA PEM") {
 			return nil, errors.New("the TLS CA certificate cannot be parsed: paste the whole PEM text, from -----BEGIN CERTIFICATE----- to -----END CERTIFICATE-----")
@@ -116,7 +116,7 @@ func newPromClient(ctx context.Context, s backend.DataSourceInstanceSettings, ad
 		}
 		return nil, fmt.Errorf("cannot build the HTTP client for Prometheus: %w", err)
 	}
-	return prom.New(address, hc, prom.MaxAnswerBytes(maxAnswer))
+	return prom.New(address, hc, append([]prom.Option{prom.MaxAnswerBytes(maxAnswer)}, opts...)...)
 }
 
 // Dispose releases the instance's connections when Grafana replaces or drops it.

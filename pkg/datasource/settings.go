@@ -44,6 +44,9 @@ type Settings struct {
 	MaxAnswerBytes int64
 	// Gateway is the gateway in front of the servers (jsonData.gateway; the zero value: none).
 	Gateway gateway.Config
+	// Thanos are the dedup / partial_response parameters sent when the server is a Thanos
+	// querier (jsonData.thanosDedup, thanosPartialResponse; unset: the querier's defaults).
+	Thanos prom.ThanosOptions
 }
 
 // Labels is the flat label renames, applied to every profile.
@@ -72,6 +75,9 @@ type jsonOptions struct {
 	MaxAnswerSize string `json:"maxAnswerSize"`
 	// Gateway: {"preset": "ingress-nginx", "modelRegex": "(.+)-svc", ...}
 	Gateway *gatewayJSON `json:"gateway"`
+	// Thanos' query parameters (docs/stores.md); unset = the querier's own defaults.
+	ThanosDedup           *bool `json:"thanosDedup"`
+	ThanosPartialResponse *bool `json:"thanosPartialResponse"`
 }
 
 // gatewayJSON is jsonData.gateway: the gateway whose upstream time gives the network segment.
@@ -113,6 +119,7 @@ func ParseSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 	problems = append(problems, out.readProfileLabels(opts.ProfileLabels)...)
 	problems = append(problems, out.readMaxAnswer(opts.MaxAnswerSize)...)
 	problems = append(problems, out.readGateway(opts.Gateway)...)
+	out.Thanos = prom.ThanosOptions{Dedup: opts.ThanosDedup, PartialResponse: opts.ThanosPartialResponse}
 	if len(problems) > 0 {
 		return out, settingsError(problems)
 	}
@@ -131,6 +138,8 @@ func (out *Settings) readURL(url string) []string {
 	default:
 		if err := checkHTTPURL(raw); err != nil {
 			problems = append(problems, fmt.Sprintf("Prometheus URL %q is malformed: %s", prom.RedactURL(raw), err))
+		} else if err := prom.CheckStoreURL(raw); err != nil {
+			problems = append(problems, err.Error())
 		} else {
 			out.PrometheusURL = raw
 		}
@@ -147,6 +156,7 @@ func decodeOptions(dat map[string]json.RawMessage) (jsonOptions, []string) {
 		"probeUrls": &opts.ProbeURLs, "warmupWindow": &opts.WarmupWindow, "profile": &opts.Profile,
 		"modelLabel": &opts.ModelLabel, "versionLabel": &opts.VersionLabel, "instanceLabel": &opts.InstanceLabel,
 		"profileLabels": &opts.ProfileLabels, "maxAnswerSize": &opts.MaxAnswerSize, "gateway": &opts.Gateway,
+		"thanosDedup": &opts.ThanosDedup, "thanosPartialResponse": &opts.ThanosPartialResponse,
 	} {
 		v, ok := dat[key]
 		if !ok || string(v) == "null" {
@@ -161,6 +171,8 @@ func decodeOptions(dat map[string]json.RawMessage) (jsonOptions, []string) {
 				want = `an object of label renames per profile, e.g. {"tgi": {"modelLabel": "model_name"}}`
 			case "gateway":
 				want = `an object, e.g. {"preset": "ingress-nginx", "modelRegex": "(.+)-svc"}`
+			case "thanosDedup", "thanosPartialResponse":
+				want = "true or false"
 			}
 			problems = append(problems, fmt.Sprintf("setting %s must be %s, got %s", key, want, clip.Text(string(v), 60)))
 		}

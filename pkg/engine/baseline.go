@@ -187,7 +187,7 @@ func (x *Exec) baselineHistory(ctx context.Context, m profile.Measure, q float64
 	if b-dayMs < from { // the day windows touch neither each other nor the current range
 		var parts []string
 		for d := 1; d <= opt.Days; d++ {
-			e, err := x.latencyExpr(m, q, by, time.Duration(d)*day)
+			e, err := x.historyLatencyExpr(ctx, m, q, by, time.Duration(d)*day, opt)
 			if err != nil {
 				return nil, err
 			}
@@ -216,7 +216,7 @@ func (x *Exec) baselineHistory(ctx context.Context, m profile.Measure, q float64
 		}
 		return out, nil
 	}
-	expr, err := x.latencyExpr(m, q, by, 0)
+	expr, err := x.historyLatencyExpr(ctx, m, q, by, 0, opt)
 	if err != nil {
 		return nil, err
 	}

@@ -86,6 +86,9 @@ func New(address string, hc *http.Client, opts ...Option) (*Client, error) {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
+	if err := CheckStoreURL(address); err != nil {
+		return nil, err
+	}
 	o := options{maxAnswer: DefaultMaxAnswerBytes}
 	for _, opt := range opts {
 		opt(&o)
@@ -103,14 +106,29 @@ func New(address string, hc *http.Client, opts ...Option) (*Client, error) {
 		return nil, fmt.Errorf("Prometheus URL %s: %w", RedactURL(address), err)
 	}
 	where := RedactURL(address)
-	raw := checkedClient{inner: base, where: where, timeout: hc.Timeout}
-	return &Client{
+	var params *storeParams // nil: no store parameters configured, nothing to identify
+	if len(o.thanos.values()) > 0 {
+		params = &storeParams{thanos: o.thanos}
+	}
+	raw := checkedClient{inner: base, where: where, timeout: hc.Timeout, params: params}
+	c := &Client{
 		api:  v1.NewAPI(raw),
 		raw:  raw,
 		http: hc,
 		url:  where,
 		path: u.Path,
-	}, nil
+	}
+	if params != nil {
+		params.identify = func(ctx context.Context) (Store, error) {
+			bi, err := c.BuildInfo(ctx)
+			var e *Error
+			if errors.As(err, &e) && e.Kind == KindHTTP && e.Status == http.StatusNotFound {
+				return c.Store(), nil // no build info: not a Thanos querier
+			}
+			return bi.Store, err
+		}
+	}
+	return c, nil
 }
 
 // URL is the server's address without credentials, as it appears in messages.
@@ -288,11 +306,11 @@ func (c *Client) wrap(err error) error {
 		case v1.ErrCanceled:
 			return &Error{Kind: KindCanceled, URL: c.url, Err: err, Msg: "the query was cancelled: " + ae.Msg}
 		case v1.ErrTimeout:
-			return &Error{Kind: KindTimeout, URL: c.url, Err: err, Msg: "the query timed out in Prometheus: " + ae.Msg}
+			return &Error{Kind: KindTimeout, URL: c.url, Err: err, Msg: "the query timed out in Prometheus: " + ae.Msg + timeoutHint}
 		case v1.ErrBadData:
-			return &Error{Kind: KindBadQuery, URL: c.url, Err: err, Msg: "Prometheus rejected the query: " + ae.Msg}
+			return &Error{Kind: KindBadQuery, URL: c.url, Err: err, Msg: "Prometheus rejected the query: " + ae.Msg + storeLimitHint(ae.Msg)}
 		default:
-			return &Error{Kind: KindExecution, URL: c.url, Err: err, Msg: "Prometheus could not run the query: " + ae.Msg}
+			return &Error{Kind: KindExecution, URL: c.url, Err: err, Msg: "Prometheus could not run the query: " + ae.Msg + storeLimitHint(ae.Msg)}
 		}
 	}
 	return classifyTransport(err, c.url, c.http.Timeout)
@@ -313,11 +331,13 @@ type checkedClient struct {
 	inner   api.Client
 	where   string
 	timeout time.Duration
+	params  *storeParams
 }
 
 func (c checkedClient) URL(ep string, args map[string]string) *url.URL { return c.inner.URL(ep, args) }
 
 func (c checkedClient) Do(ctx context.Context, req *http.Request) (*http.Response, []byte, error) {
+	c.params.add(ctx, req)
 	resp, body, err := c.inner.Do(ctx, req)
 	if err != nil {
 		if big := limitError(err, c.where); big != nil {
@@ -332,7 +352,11 @@ func (c checkedClient) Do(ctx context.Context, req *http.Request) (*http.Respons
 		if apiErr := decodeAPIError(body); apiErr != nil {
 			return resp, body, apiErr
 		}
-		return resp, body, statusError(resp.StatusCode, body, c.where)
+		e := statusError(resp.StatusCode, body, c.where)
+		if resp.StatusCode == http.StatusNotFound && e.Kind == KindHTTP && paramPaths.MatchString(req.URL.Path) {
+			e.Msg += notFoundHint(req.URL.Path)
+		}
+		return resp, body, e
 	}
 	if resp.StatusCode != http.StatusNoContent && !startsWithObject(body) {
 		return resp, body, &Error{Kind: KindNotPrometheus, URL: c.where, Status: resp.StatusCode, Msg: fmt.Sprintf(

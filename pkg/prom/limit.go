@@ -19,7 +19,10 @@ const DefaultMaxAnswerBytes int64 = 64 << 20
 // Option changes how a Client is built.
 type Option func(*options)
 
-type options struct{ maxAnswer int64 }
+type options struct {
+	maxAnswer int64
+	thanos    ThanosOptions
+}
 
 // MaxAnswerBytes bounds the body of one answer; reading stops at the bound and the call fails
 // with a KindLimit error that names it. n <= 0 keeps the default.

@@ -255,6 +255,21 @@
 // DefaultGPUHistoryDays (2) only; inferscope-loadgen writes them over the whole history unless
 // --gpu-history-days says otherwise.
 //
+// # Scaled fleets (Scaled, package scaledb)
+//
+// Scaled(end, factor) is a fleet factor times the default one, 1-100 (Scales: 1, 10, 100 =
+// 300 instances, 2,400 GPUs, 24 models): factor groups, each Default(end) on its own nodes
+// (node-a-07:8000 …) serving a copy of the two models (recsys-ranker-03 …: copy g mod 12, so at
+// 100× each model runs on 8 or 9 groups), with the same truth model and the same incidents at
+// the same times on its nodes; group 0 is Default itself, byte for byte. Relabel maps Default's
+// label values (instances on every port, nodes, models, GPU UUIDs) to a group's, and
+// TestScaledGroupIsDefaultRenamed checks that a group's exposition at every incident equals
+// Default's renamed. So the groups' samples are equal and the scaled history is written from
+// Default's cached blocks with the names changed, directly with Prometheus' TSDB library
+// (scaledb.Cached, tbtest.ScaledTSDB; one block per day), at the default 60 s step: the
+// OpenMetrics → promtool path would cost 100 × the default's 14-20 s of CPU at 100×. Cached as
+// scaled-v3-<factor>x-<the default's key>.
+//
 // # TSDB for tests
 //
 // tbtest.TSDBFor(t, TSDBOptions{Profile, GPUNaming, Days, GPUDays}) (package tbtest, so that

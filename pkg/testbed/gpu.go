@@ -102,7 +102,7 @@ func (s *Scenario) GPU(instance string, gpu int, t time.Time) GPUState {
 	}
 
 	// node-b's GPU 2 has a weak memory cell: a corrected ECC error every 6 hours.
-	if instance == "node-b:8000" && gpu == 2 {
+	if instance == s.groupName("node-b:8000") && gpu == 2 {
 		origin := s.end.Add(-eccOriginBefore)
 		if t.After(origin) {
 			st.ECCCorrected = uint64(t.Sub(origin) / (6 * time.Hour))

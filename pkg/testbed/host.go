@@ -72,7 +72,7 @@ func requestCPU(r *regime) float64 {
 
 func requestBytes(st *stream, r *regime, transmit bool) float64 {
 	if transmit {
-		return responseBytes[st.m.name]
+		return responseBytes[baseModel(st.m.name)]
 	}
 	return reqHeaderBytes + bytesPerElement*r.input.mean()
 }

@@ -124,7 +124,7 @@ func (s *Scenario) regimeFor(m *modelSpec, k regimeKey) *regime {
 		r.network = n
 	}
 	if k.canary {
-		r.confidence += canaryConfDelta[m.name]
+		r.confidence += canaryConfDelta[baseModel(m.name)]
 	}
 	r.confidence = r.confidence*(1-r.fallback) + fallbackConf*r.fallback
 	scale := k.dayScale * k.warm

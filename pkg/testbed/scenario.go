@@ -16,6 +16,8 @@ type Scenario struct {
 	models    []*modelSpec
 	incidents []Incident
 	streams   []*stream
+	// group is the node suffix of a scaled fleet's copy ("" in Default; see Scaled).
+	group string
 
 	mu      sync.Mutex
 	regimes map[regimeKey]*regime

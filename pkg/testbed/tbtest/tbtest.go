@@ -7,6 +7,7 @@ import (
 
 	"github.com/inferscope/inferscope/pkg/testbed"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
+	"github.com/inferscope/inferscope/pkg/testbed/scaledb"
 )
 
 // TSDB returns a private copy of the default scenario's history (testbed.DefaultHistoryDays
@@ -30,4 +31,16 @@ func TSDBFor(t testing.TB, o testbed.TSDBOptions) (dir string, s *testbed.Scenar
 		t.Fatalf("test bed TSDB: %v", err)
 	}
 	return dir, s
+}
+
+// ScaledTSDB returns a private copy of a fleet factor times the default one (testbed.Scaled,
+// scaledb.Private) and its groups' scenarios, group 0 being the default scenario.
+func ScaledTSDB(t testing.TB, factor int) (dir string, groups []*testbed.Scenario) {
+	t.Helper()
+	promtool := promtest.RequireBinary(t, "promtool")
+	dir, groups, err := scaledb.Private(t.Context(), factor, promtool, t.TempDir())
+	if err != nil {
+		t.Fatalf("scaled test bed TSDB: %v", err)
+	}
+	return dir, groups
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -67,16 +66,16 @@ func serveVariables(ctx context.Context, d *Datasource, req *backend.CallResourc
 	return http.StatusOK, ans
 }
 
+// VariableKeys are the parameters the variables resource reads; any other is refused.
+var VariableKeys = []string{"kind", "model", "instance", "from", "to"}
+
 // parseVariableRequest reads the resource URL's query string. Filters take repeated parameters
 // or one value holding "|" (a multi-value template variable), like the query fields do.
 func parseVariableRequest(raw string) (variableRequest, error) {
 	var vr variableRequest
-	q := url.Values{}
-	if i := strings.IndexByte(raw, '?'); i >= 0 {
-		var err error
-		if q, err = url.ParseQuery(raw[i+1:]); err != nil {
-			return vr, fmt.Errorf("the variables request's query string is malformed: %w", err)
-		}
+	q, err := resourceQuery(raw, "variables", VariableKeys...)
+	if err != nil {
+		return vr, err
 	}
 	vr.kind = q.Get("kind")
 	if !slices.Contains(VariableKinds, vr.kind) {

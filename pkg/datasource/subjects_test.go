@@ -37,6 +37,9 @@ func TestUnknownSubjectsAreNotFound(t *testing.T) {
 			`unknown GPU \"12\" on node node-a: Prometheus has series of 0, 1, 2, 3, 4, 5, 6, 7`},
 		{"triage", surgeTriageQuery(url.Values{"model": {"recsys-ranker|text-embedder"}, "version": nil}), 400,
 			`model \"recsys-ranker|text-embedder\" names 2 values (recsys-ranker, text-embedder): it takes one`},
+		// Read as a literal version before, this answered 200 "healthy": no series carries "v1.4.0|v1.5.0".
+		{"triage", surgeTriageQuery(url.Values{"version": {"v1.4.0|v1.5.0"}}), 400,
+			`version \"v1.4.0|v1.5.0\" names 2 values (v1.4.0, v1.5.0): it takes one`},
 		{"gate", "gate?model=recsys-ranker&baseline=v1.4.0&canary=v2", 404, `unknown version \"v2\" of recsys-ranker`},
 		{"gate", "gate?model=recsys-ranker&baseline=v1.4.0|v1.5.0&canary=v1.5.0", 400, `baseline \"v1.4.0|v1.5.0\" names 2 values`},
 	} {

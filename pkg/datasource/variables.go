@@ -92,7 +92,7 @@ func parseVariableRequest(raw string) (variableRequest, error) {
 			continue
 		}
 		ms, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || ms <= 0 {
+		if err != nil || ms < 0 {
 			return vr, fmt.Errorf("parameter %s must be a time in Unix milliseconds, got %q", p.name, clip.Text(s, 40))
 		}
 		*p.dst = time.UnixMilli(ms).UTC()

@@ -77,13 +77,13 @@ describe('every reader is bounded', () => {
   test('the alerting provisioning API past the cap names the step', async () => {
     installBackend({
       [`POST ${rulesUrl('ds')}`]: { status: 200, body: catalog },
-      [`GET ${folderUrl(catalog.folder.uid)}`]: { status: 200, body: { uid: catalog.folder.uid, pad: 'p'.repeat(4000) } },
+      [`GET ${folderUrl(catalog.folder.uid)}`]: { status: 200, body: { uid: catalog.folder.uid, pad: 'p'.repeat(40000) } },
     });
-    setMaxAnswerSize(2048);
+    setMaxAnswerSize(32 * 1024); // the recorded catalog (13 kiB) passes, the folder does not
     const err = await rejection(provisionRules('ds', {}));
     expect(err).toBeInstanceOf(ProvisionError);
     expect(err.message).toMatch(
-      /^Grafana's answer was too large while checking the folder: the answer of \/api\/folders\/\S+ is 3\.9 kiB, larger than the limit of 2 kiB: narrow the request/
+      /^Grafana's answer was too large while checking the folder: the answer of \/api\/folders\/\S+ is 39\.1 kiB, larger than the limit of 32 kiB: narrow the request/
     );
   });
 });

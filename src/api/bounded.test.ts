@@ -1,5 +1,12 @@
 import { installBackend } from '../test/grafanaServices';
-import { AnswerTooLargeError, DEFAULT_MAX_ANSWER_BYTES, fetchBounded, getMaxAnswerBytes, parseSize, setMaxAnswerSize } from './bounded';
+import {
+  AnswerTooLargeError,
+  DEFAULT_MAX_ANSWER_BYTES,
+  fetchBounded,
+  getMaxAnswerBytes,
+  parseSize,
+  setMaxAnswerSize,
+} from './bounded';
 import catalog from '../pages/AlertRules/testdata/rules-catalog.json';
 import { rulesUrl } from './alerting';
 import { folderUrl, ProvisionError, provisionRules } from './alertingGrafana';
@@ -77,7 +84,10 @@ describe('every reader is bounded', () => {
   test('the alerting provisioning API past the cap names the step', async () => {
     installBackend({
       [`POST ${rulesUrl('ds')}`]: { status: 200, body: catalog },
-      [`GET ${folderUrl(catalog.folder.uid)}`]: { status: 200, body: { uid: catalog.folder.uid, pad: 'p'.repeat(40000) } },
+      [`GET ${folderUrl(catalog.folder.uid)}`]: {
+        status: 200,
+        body: { uid: catalog.folder.uid, pad: 'p'.repeat(40000) },
+      },
     });
     setMaxAnswerSize(32 * 1024); // the recorded catalog (13 kiB) passes, the folder does not
     const err = await rejection(provisionRules('ds', {}));

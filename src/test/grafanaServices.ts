@@ -31,7 +31,7 @@ export function installBackend(routes: Record<string, Handler | Reply>): Backend
           : route;
     // As Grafana's backend_srv: responseType "text" gives the body as text, answer or error.
     const text = req.responseType === 'text';
-    const body = text && typeof reply.body !== 'string' ? JSON.stringify(reply.body) ?? '' : reply.body;
+    const body = text && typeof reply.body !== 'string' ? (JSON.stringify(reply.body) ?? '') : reply.body;
     if (reply.status >= 400) {
       const err: FetchError = {
         status: reply.status,

@@ -16,4 +16,9 @@ export enum ROUTES {
 export interface AppSettings {
   /** uid of the Inferscope data source the app's pages use; empty = the first one found. */
   datasourceUid?: string;
+  /**
+   * The most the app reads of one answer of Grafana's API or the data source's resources
+   * ("16MiB" by default; src/api/bounded.ts): larger answers are an error naming the limit.
+   */
+  maxAnswerSize?: string;
 }

@@ -112,13 +112,16 @@ type RuleReport struct {
 
 // EpisodeReport is one firing stretch of one series (alert instance) of a rule.
 type EpisodeReport struct {
-	Labels   map[string]string `json:"labels"`
-	Start    time.Time         `json:"start"` // first Firing evaluation (after `for`)
-	End      time.Time         `json:"end"`   // the evaluation that resolved it, or the range end
-	Open     bool              `json:"open"`
-	Seconds  float64           `json:"seconds"`
-	Peak     float64           `json:"peak"`
-	Overlaps []Event           `json:"overlaps"`
+	Labels  map[string]string `json:"labels"`
+	Start   time.Time         `json:"start"` // first Firing evaluation (after `for`)
+	End     time.Time         `json:"end"`   // the evaluation that resolved it, or the range end
+	Open    bool              `json:"open"`
+	Seconds float64           `json:"seconds"`
+	Peak    float64           `json:"peak"`
+	// Unit is the unit of Peak, as the data query's series name it (Grafana's unit ids: "s",
+	// "percentunit", "reqps", …; "" for a PromQL rule, whose series carry none).
+	Unit     string  `json:"unit,omitempty"`
+	Overlaps []Event `json:"overlaps"`
 }
 
 // Event is a warm-up (an instance restarting, not ready, or in its warm-up window, as the
@@ -328,7 +331,7 @@ func replay(ctx context.Context, e *engine.Engine, fetches *fetchMemo, rr *RuleR
 		reduced := Reduce(s.T, s.V, evals, lookback)
 		for _, ep := range Simulate(evals, reduced, pl.Condition, pl.For) {
 			er := EpisodeReport{Labels: labels, Start: ep.Start, End: ep.End, Open: ep.Open,
-				Seconds: ep.End.Sub(ep.Start).Seconds(), Peak: ep.Peak, Overlaps: []Event{}}
+				Seconds: ep.End.Sub(ep.Start).Seconds(), Peak: ep.Peak, Unit: s.Unit, Overlaps: []Event{}}
 			from := ep.Start.Add(-pl.For - rate)
 			for _, list := range [][]Event{warmups, deploys} {
 				for _, x := range list {
@@ -377,6 +380,7 @@ func concerns(x Event, labels map[string]string, n engineLabelNames) bool {
 // track is one series of a rule's data query over the replayed range.
 type track struct {
 	Labels map[string]string
+	Unit   string
 	T      []int64
 	V      []float64
 }
@@ -457,7 +461,7 @@ func fetchPlan(ctx context.Context, e *engine.Engine, pl *alerting.Plan, from, t
 			}
 		}
 		for _, s := range res.Series {
-			m.add(s.Labels, s.T, s.V)
+			m.add(s.Labels, s.Unit, s.T, s.V)
 		}
 	}
 	return m.tracks(), notices, nil
@@ -475,7 +479,7 @@ func promqlRange(ctx context.Context, e *engine.Engine, expr string, from, to ti
 	}
 	m := newMerger()
 	for _, s := range series {
-		m.add(s.Labels, s.T, s.V)
+		m.add(s.Labels, "", s.T, s.V)
 	}
 	return m.tracks(), nil
 }
@@ -510,7 +514,7 @@ type merger struct {
 
 func newMerger() *merger { return &merger{byKey: map[string]*track{}} }
 
-func (m *merger) add(labels map[string]string, t []int64, v []float64) {
+func (m *merger) add(labels map[string]string, unit string, t []int64, v []float64) {
 	l := make(map[string]string, len(labels))
 	for k, val := range labels {
 		if k != engine.SeriesLabel && k != "__name__" {
@@ -520,7 +524,7 @@ func (m *merger) add(labels map[string]string, t []int64, v []float64) {
 	key := engine.Labels(l).String()
 	tr, ok := m.byKey[key]
 	if !ok {
-		tr = &track{Labels: l}
+		tr = &track{Labels: l, Unit: unit}
 		m.byKey[key] = tr
 		m.order = append(m.order, key)
 	}

@@ -73,7 +73,7 @@ func BenchmarkBacktest(b *testing.B) {
 						for k := range v {
 							v[k] = 1 // a returned sample is the condition holding
 						}
-						m.add(s.Labels, s.T, v)
+						m.add(s.Labels, s.Unit, s.T, v)
 					}
 				}
 				for _, tr := range m.tracks() {

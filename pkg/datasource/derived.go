@@ -35,6 +35,10 @@ func (d *Datasource) run(ctx context.Context, q backend.DataQuery, spec engine.T
 	default:
 		e, err = d.engineFor(ctx)
 	}
+	if err == nil && spec.Profile != engine.ProfileUnused {
+		// A name Prometheus has no series of is an error on the panel, not an empty answer.
+		err = e.CheckSubject(ctx, engine.SubjectOf(query))
+	}
 	if err != nil {
 		return errorResponse(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
@@ -41,12 +42,15 @@ func serveGate(ctx context.Context, d *Datasource, req *backend.CallResourceRequ
 		codes = b
 	}
 	o, err := gate.OptionsFromQuery(q)
+	if err == nil {
+		err = o.WithDefaults(time.Now()).Validate() // a wrong question before its subject is looked up
+	}
 	if err != nil {
 		return http.StatusBadRequest, errorBody{err.Error()}
 	}
 	e, err := d.engineFor(ctx)
 	if err == nil {
-		e, err = e.ForModel(o.Model) // in a fleet, the model's own server
+		e, err = e.ForSubject(ctx, o.WithDefaults(e.Clock()).Subject()) // in a fleet, the model's own server
 	}
 	if err == nil {
 		var r *gate.Report

@@ -36,6 +36,7 @@ func FuzzResourceQueries(f *testing.F) {
 	for _, seed := range []string{
 		"model=m&from=0&to=1700000000", "model=m&before=1h&gpu=0%7C1", "windw=15m", "model=%zz", "at=-1&window=0s",
 		"latencyThreshold=10%25&memoryThreshold=0.05&minRequests=NaN&minPoints=1e99", "statusCodes=maybe",
+		"kind=version&model=a%7Cb%7C%24__all&from=0&to=1", "kind=gpu&instance=node-a&modle=x",
 	} {
 		f.Add(seed)
 	}
@@ -47,6 +48,15 @@ func FuzzResourceQueries(f *testing.F) {
 		}
 		if q, err := resourceQuery("gate?"+raw, "gate", append([]string{"statusCodes"}, gate.QueryKeys...)...); err == nil {
 			_, _ = gate.OptionsFromQuery(q)
+		}
+		if vr, err := parseVariableRequest("variables?" + raw); err == nil {
+			for _, v := range append(vr.models, vr.instances...) { // "a|b" is the set {a, b}: no value keeps a "|"
+				if v == "" || v == "$__all" || strings.Contains(v, "|") {
+					t.Fatalf("variables?%s: value %q", raw, v)
+				}
+			}
+		} else if !utf8.ValidString(err.Error()) {
+			t.Fatalf("variables: message is not UTF-8: %q", err.Error())
 		}
 		_, _ = url.ParseQuery(raw)
 	})

@@ -3,6 +3,7 @@ package datasource
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
@@ -23,12 +24,15 @@ func serveTriage(ctx context.Context, d *Datasource, req *backend.CallResourceRe
 		return http.StatusBadRequest, errorBody{err.Error()}
 	}
 	o, err := triage.OptionsFromQuery(q)
+	if err == nil {
+		err = o.WithDefaults(time.Now()).Validate() // a wrong question before its subject is looked up
+	}
 	if err != nil {
 		return http.StatusBadRequest, errorBody{err.Error()}
 	}
 	e, err := d.engineFor(ctx)
 	if err == nil {
-		e, err = e.ForModel(o.Model) // in a fleet, the model's own server
+		e, err = e.ForSubject(ctx, o.WithDefaults(e.Clock()).Subject()) // in a fleet, the model's own server
 	}
 	if err == nil {
 		var r *triage.Report

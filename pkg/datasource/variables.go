@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,16 +15,11 @@ import (
 	"github.com/inferscope/inferscope/pkg/clip"
 	"github.com/inferscope/inferscope/pkg/engine"
 	"github.com/inferscope/inferscope/pkg/profile"
-	"github.com/inferscope/inferscope/pkg/prom"
 )
 
 // VariableKinds are the values of the variables resource's `kind` parameter, in the order a
 // dashboard chains them.
 var VariableKinds = []string{"model", "version", "instance", "gpu"}
-
-// gpuValueMetrics are the GPU series whose `gpu` label lists a node's GPUs, in the probe's and
-// in dcgm-exporter's naming.
-var gpuValueMetrics = []string{"inferscope_gpu_utilization_ratio", "inferscope_gpu_memory_used_bytes", "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED"}
 
 // maxVariableValues bounds one answer; a template variable with more values is unusable anyway.
 const maxVariableValues = 5000
@@ -72,16 +66,16 @@ func serveVariables(ctx context.Context, d *Datasource, req *backend.CallResourc
 	return http.StatusOK, ans
 }
 
+// VariableKeys are the parameters the variables resource reads; any other is refused.
+var VariableKeys = []string{"kind", "model", "instance", "from", "to"}
+
 // parseVariableRequest reads the resource URL's query string. Filters take repeated parameters
 // or one value holding "|" (a multi-value template variable), like the query fields do.
 func parseVariableRequest(raw string) (variableRequest, error) {
 	var vr variableRequest
-	q := url.Values{}
-	if i := strings.IndexByte(raw, '?'); i >= 0 {
-		var err error
-		if q, err = url.ParseQuery(raw[i+1:]); err != nil {
-			return vr, fmt.Errorf("the variables request's query string is malformed: %w", err)
-		}
+	q, err := resourceQuery(raw, "variables", VariableKeys...)
+	if err != nil {
+		return vr, err
 	}
 	vr.kind = q.Get("kind")
 	if !slices.Contains(VariableKinds, vr.kind) {
@@ -98,7 +92,7 @@ func parseVariableRequest(raw string) (variableRequest, error) {
 			continue
 		}
 		ms, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || ms <= 0 {
+		if err != nil || ms < 0 {
 			return vr, fmt.Errorf("parameter %s must be a time in Unix milliseconds, got %q", p.name, clip.Text(s, 40))
 		}
 		*p.dst = time.UnixMilli(ms).UTC()
@@ -109,15 +103,15 @@ func parseVariableRequest(raw string) (variableRequest, error) {
 	return vr, nil
 }
 
-// splitValues splits "a|b" items, drops empties, duplicates and Grafana's "All" markers.
+// splitValues reads repeated parameters, each as engine.SplitValues reads one ("a|b" is {a, b},
+// each a literal name; "$__all" and empties dropped).
 func splitValues(items []string) []string {
 	var out []string
 	for _, it := range items {
-		for _, v := range strings.Split(it, "|") {
-			if v == "" || v == "$__all" || slices.Contains(out, v) {
-				continue
+		for _, v := range engine.SplitValues(it) {
+			if !slices.Contains(out, v) {
+				out = append(out, v)
 			}
-			out = append(out, v)
 		}
 	}
 	return out
@@ -126,7 +120,7 @@ func splitValues(items []string) []string {
 func (d *Datasource) variableValues(ctx context.Context, vr variableRequest) (variablesAnswer, error) {
 	ans := variablesAnswer{Kind: vr.kind, Values: []string{}}
 	if vr.kind == "gpu" {
-		selectors, err := gpuValueSelectors(vr.instances)
+		selectors, err := engine.GPUSeriesSelectors(nil, vr.instances)
 		if err != nil {
 			return ans, err
 		}
@@ -234,64 +228,19 @@ func (d *Datasource) labelValues(ctx context.Context, label string, selectors []
 	return slices.Compact(vals), nil
 }
 
-// requestSelectors select the series of the profile's request counter (every model, version and
-// instance the server serves appears there), narrowed to the chosen models.
+// requestSelectors select the series of the profile's request counter, narrowed to the chosen
+// models (engine.RequestSelectors; models list every model).
 func requestSelectors(p profile.Profile, present map[string]bool, vr variableRequest) ([]string, error) {
-	m, ok, why := p.Resolve(profile.Requests, present)
-	if !ok {
-		return nil, &profileError{"the " + p.Name + " profile cannot list requests: " + why}
+	models := vr.models
+	if vr.kind == "model" {
+		models = nil
 	}
-	var ms []prom.Matcher
-	if len(vr.models) > 0 && vr.kind != "model" && p.ModelLabel != "" && !m.PerInstance {
-		ms = append(ms, prom.In(p.ModelLabel, vr.models...))
+	sels, err := engine.RequestSelectors(p, present, models)
+	var ce *engine.ConfigError
+	if errors.As(err, &ce) {
+		return nil, &profileError{ce.Msg}
 	}
-	for k, v := range m.Matchers {
-		ms = append(ms, prom.Eq(k, v))
-	}
-	metrics := m.Metrics
-	if m.Kind == profile.Histogram || m.Kind == profile.Summary {
-		metrics = make([]string, len(m.Metrics))
-		for i, name := range m.Metrics {
-			metrics[i] = name + "_count"
-		}
-	}
-	out := make([]string, 0, len(metrics))
-	for _, name := range metrics {
-		sel, err := prom.Selector(name, ms...)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, sel)
-	}
-	return out, nil
-}
-
-// gpuValueSelectors select the GPU series of the instances' nodes: one selector per label a
-// node may come from (engine.GPUNode's rule); Prometheus answers their union.
-func gpuValueSelectors(instances []string) ([]string, error) {
-	base := []prom.Matcher{prom.In("__name__", gpuValueMetrics...)}
-	nodes := engine.GPUFilter{Instances: instances}.Nodes()
-	if len(nodes) == 0 {
-		sel, err := prom.Selector("", base...)
-		return []string{sel}, err
-	}
-	var out []string
-	for _, l := range []string{"node", "Hostname", "hostname"} {
-		sel, err := prom.Selector("", append(slices.Clone(base), prom.In(l, nodes...))...)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, sel)
-	}
-	alts := make([]string, len(nodes))
-	for i, n := range nodes {
-		alts[i] = prom.RegexEscape(n)
-	}
-	sel, err := prom.Selector("", append(slices.Clone(base), prom.Regex("instance", "(?:"+strings.Join(alts, "|")+")(?::[0-9]+)?"))...)
-	if err != nil {
-		return nil, err
-	}
-	return append(out, sel), nil
+	return sels, err
 }
 
 // naturalCompare orders "2" before "10" and otherwise compares as strings.

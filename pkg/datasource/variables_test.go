@@ -77,7 +77,7 @@ func TestVariablesResource(t *testing.T) {
 	want("kind=gpu&instance=node-a:8000|node-c:8000"+window, gpus)
 	want("kind=gpu&instance=no-such-node:8000"+window, []string{})
 
-	for _, bad := range []string{"kind=host", "kind=model&from=yesterday", "kind=model&from=2000&to=1000", ""} {
+	for _, bad := range []string{"kind=host", "kind=model&from=yesterday", "kind=model&from=2000&to=1000", "", "kind=version&modle=recsys-ranker"} {
 		if status, _, body := getVariables(t, d, bad); status != http.StatusBadRequest {
 			t.Errorf("variables?%s: %d %s, want 400", bad, status, body)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -106,7 +107,7 @@ func New(ctx context.Context, c Config) (*Engine, error) {
 	}
 	e := &Engine{
 		Prom: c.Prom, WarmupWindow: c.WarmupWindow, Limits: c.Limits, History: c.History,
-		ProbeURLs: c.ProbeURLs, ProbeHTTP: c.ProbeHTTP, Now: c.Now,
+		ProbeURLs: c.ProbeURLs, ProbeHTTP: c.ProbeHTTP, Now: c.Now, catalog: c.Catalog,
 	}
 	gw, err := gateway.New(c.Gateway)
 	if err != nil {
@@ -131,7 +132,7 @@ func New(ctx context.Context, c Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.Present, e.Fleet = st.present, st.fleet
+	e.Present, e.Fleet, e.catalog = st.present, st.fleet, cat
 	if len(profiles) == 1 {
 		e.Profile = profiles[0]
 		return e, nil
@@ -160,7 +161,8 @@ type Catalog struct {
 	names   []string
 	present map[string]bool
 	fleets  map[string]*Fleet // by profile setting and label renames
-	calls   int               // Prometheus calls made
+	values  map[string][]string
+	calls   int // Prometheus calls made
 }
 
 type catalogState struct {
@@ -206,8 +208,29 @@ func (c *Catalog) refreshNames(ctx context.Context, client *prom.Client) error {
 	for _, n := range list {
 		set[n] = true
 	}
-	c.names, c.present, c.at, c.fleets = list, set, c.now(), map[string]*Fleet{}
+	c.names, c.present, c.at, c.fleets, c.values = list, set, c.now(), map[string]*Fleet{}, map[string][]string{}
 	return nil
+}
+
+// labelValues lists a label's values on the series of selectors over the whole history
+// (the label values API: the index only), cached with the names.
+func (c *Catalog) labelValues(ctx context.Context, client *prom.Client, label string, selectors []string) ([]string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.refreshNames(ctx, client); err != nil {
+		return nil, err
+	}
+	key := label + "\x00" + strings.Join(selectors, "\x00")
+	if v, ok := c.values[key]; ok {
+		return v, nil
+	}
+	v, err := client.LabelValues(ctx, label, selectors, time.Time{}, time.Time{})
+	c.calls++
+	if err != nil {
+		return nil, err
+	}
+	c.values[key] = v
+	return v, nil
 }
 
 func (c *Catalog) get(ctx context.Context, client *prom.Client, setting string, profiles []profile.Profile) (catalogState, error) {

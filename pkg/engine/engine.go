@@ -74,6 +74,8 @@ type Engine struct {
 	History *HistoryCache
 	// Now is the wall clock (nil = time.Now); the history cache keeps only settled samples.
 	Now func() time.Time
+	// catalog caches the label values subjects are checked against (nil: read afresh).
+	catalog *Catalog
 }
 
 // Clock is the engine's current time: Now, or the wall clock without one.

@@ -291,6 +291,19 @@ func (e *Engine) ForModel(model string) (*Engine, error) {
 	return &c, nil
 }
 
+// ForSubject is ForModel for a question that names its subject: every value of s must exist
+// (CheckSubject: an *UnknownError otherwise), and an engine narrowed to the server of its model
+// when s names one.
+func (e *Engine) ForSubject(ctx context.Context, s Subject) (*Engine, error) {
+	if err := e.CheckSubject(ctx, s); err != nil {
+		return nil, err
+	}
+	if len(s.Model) == 1 {
+		return e.ForModel(s.Model[0])
+	}
+	return e, nil
+}
+
 // Models lists every model of every server, sorted.
 func (f *Fleet) Models() []string {
 	if f == nil {
@@ -304,17 +317,31 @@ func (f *Fleet) Models() []string {
 	return slices.Compact(out)
 }
 
-// UnknownError is a subject (a model) that Prometheus has no series of, with the names it has.
+// UnknownError is a subject (a model, version, instance, node or GPU) that Prometheus has no
+// series of, with the names it has.
 type UnknownError struct {
 	What, Name string
-	Known      []string
+	// Of narrows where the names were looked for ("of recsys-ranker", "on node node-a").
+	Of    string
+	Known []string
 }
 
 func (e *UnknownError) Error() string {
+	what := e.What
+	if e.Of != "" {
+		what += " " + e.Of
+	}
+	head := fmt.Sprintf("unknown %s %s", e.What, strconv.Quote(clip.Text(e.Name, 80)))
+	if e.Of != "" {
+		head += " " + e.Of
+	}
+	if len(e.Known) == 0 {
+		return fmt.Sprintf("%s: Prometheus has no series of any %s", head, what)
+	}
 	known := e.Known
 	more := ""
 	if len(known) > 20 {
 		known, more = known[:20], fmt.Sprintf(" and %d more", len(e.Known)-20)
 	}
-	return fmt.Sprintf("unknown %s %s: Prometheus has series of %s%s", e.What, strconv.Quote(clip.Text(e.Name, 80)), strings.Join(known, ", "), more)
+	return fmt.Sprintf("%s: Prometheus has series of %s%s", head, strings.Join(known, ", "), more)
 }

@@ -351,6 +351,13 @@ func sourceByMetric(sources []gpuSource, name string) (gpuSource, bool) {
 // per label the node may come from; the arms select a superset, which the caller narrows with
 // the exact rule of GPUNode.
 func gpuSelector(sources []gpuSource, f GPUFilter) (string, error) {
+	arms, err := gpuSelectorArms(sources, f)
+	return strings.Join(arms, " or "), err
+}
+
+// gpuSelectorArms are gpuSelector's arms, each a series selector (the label values API takes
+// them as its match[] list).
+func gpuSelectorArms(sources []gpuSource, f GPUFilter) ([]string, error) {
 	names := make([]string, len(sources))
 	for i, s := range sources {
 		names[i] = s.metric
@@ -361,21 +368,22 @@ func gpuSelector(sources []gpuSource, f GPUFilter) (string, error) {
 	}
 	nodes := f.Nodes()
 	if len(nodes) == 0 {
-		return prom.Selector("", base...)
+		sel, err := prom.Selector("", base...)
+		return []string{sel}, err
 	}
 	var arms []string
 	for _, l := range []string{"node", "Hostname", "hostname"} {
 		sel, err := prom.Selector("", append(slices.Clone(base), prom.In(l, nodes...))...)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		arms = append(arms, sel)
 	}
 	sel, err := prom.Selector("", append(slices.Clone(base), prom.Regex("instance", nodeInstancePattern(nodes)))...)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	return strings.Join(append(arms, sel), " or "), nil
+	return append(arms, sel), nil
 }
 
 // nodeInstancePattern matches an instance label whose host is one of nodes, with or without

@@ -312,26 +312,58 @@ func (f Fields) Values(name string) ([]string, error) {
 	if !ok {
 		return nil, nil
 	}
-	var items []string
+	var out []string
 	var one string
 	if json.Unmarshal(v, &one) == nil {
-		items = strings.Split(one, "|")
-	} else if err := json.Unmarshal(v, &items); err != nil {
-		return nil, fieldErr(name, "must be a string or a list of strings, got %s", snippet(v))
-	}
-	var out []string
-	seen := map[string]bool{}
-	for _, it := range items {
-		if it == "" || seen[it] {
-			continue
+		out = SplitValues(one)
+	} else {
+		var items []string
+		if err := json.Unmarshal(v, &items); err != nil {
+			return nil, fieldErr(name, "must be a string or a list of strings, got %s", snippet(v))
 		}
-		seen[it] = true
-		out = append(out, it)
+		out = distinct(items)
 	}
 	if len(out) > maxValues {
 		return nil, fieldErr(name, "holds %d values, more than the limit of %d", len(out), maxValues)
 	}
 	return out, nil
+}
+
+// SplitValues reads a selection written as one string: "|" separates the values (Grafana's
+// multi-value interpolation, the "pipe" format: the values joined, unescaped), and each value
+// is a literal name, matched exactly — never a regular expression. Empty values, Grafana's
+// "$__all" marker and duplicates are dropped. This is the one reading of "a|b" everywhere: the
+// query types, the variables resource, triage, gate and report (which take one value and say
+// so when given several: OneValue).
+func SplitValues(s string) []string {
+	return distinct(strings.Split(s, "|"))
+}
+
+func distinct(items []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, it := range items {
+		if it == "" || it == "$__all" || seen[it] {
+			continue
+		}
+		seen[it] = true
+		out = append(out, it)
+	}
+	return out
+}
+
+// OneValue is the value of a field that names one subject, read as SplitValues reads it; a
+// value naming several ("a|b") is an error naming them, so no reading takes "a|b" for a literal
+// name or compares two subjects as one.
+func OneValue(field, s string) (string, error) {
+	vals := SplitValues(strings.TrimSpace(s))
+	switch len(vals) {
+	case 0:
+		return "", nil
+	case 1:
+		return vals[0], nil
+	}
+	return "", fmt.Errorf("%s %s names %d values (%s): it takes one (\"|\" separates values)", field, strconv.Quote(clip.Text(s, 80)), len(vals), clip.Text(strings.Join(vals, ", "), 120))
 }
 
 // OneOf reads a string field that must be one of the allowed values.

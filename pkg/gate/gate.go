@@ -61,6 +61,11 @@ type Options struct {
 
 // WithDefaults fills zero fields.
 func (o Options) WithDefaults(now time.Time) Options {
+	for _, f := range []*string{&o.Model, &o.Baseline, &o.Canary} {
+		if v, err := engine.OneValue("", *f); err == nil {
+			*f = v // "a|" is a; "a|b" stays for Validate to refuse
+		}
+	}
 	if o.Window <= 0 {
 		o.Window = DefaultWindow
 	}
@@ -88,6 +93,9 @@ func (o Options) Validate() error {
 		if strings.TrimSpace(f.v) == "" {
 			return fmt.Errorf("%s is required", f.name)
 		}
+		if _, err := engine.OneValue(f.name, f.v); err != nil {
+			return fmt.Errorf("%w: the gate compares one canary version of one model with one baseline version", err)
+		}
 	}
 	if o.Baseline == o.Canary {
 		return fmt.Errorf("baseline and canary are the same version (%s)", o.Canary)
@@ -108,6 +116,12 @@ func (o Options) Validate() error {
 		return fmt.Errorf("minPoints must be between 1 and 10000, got %d", o.MinPoints)
 	}
 	return nil
+}
+
+// Subject is what o names, for engine.CheckSubject: the model and both versions.
+func (o Options) Subject() engine.Subject {
+	return engine.Subject{Model: []string{strings.TrimSpace(o.Model)},
+		Version: []string{strings.TrimSpace(o.Baseline), strings.TrimSpace(o.Canary)}}
 }
 
 // ParseRatio reads a threshold written as a fraction ("0.1") or a percentage ("10%").

@@ -74,6 +74,9 @@ func (o HealthOptions) options(now time.Time) Options {
 	return Options{Model: o.Model, Version: o.Version, From: o.At.Add(-o.Window), To: o.At}.WithDefaults(o.At)
 }
 
+// Subject is what o names, for engine.CheckSubject.
+func (o HealthOptions) Subject() engine.Subject { return o.options(time.Now()).Subject() }
+
 // Validate checks o as Health does, before anything is read.
 func (o HealthOptions) Validate() error {
 	return o.options(time.Now()).Validate()

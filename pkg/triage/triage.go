@@ -65,9 +65,27 @@ func (o Options) WithDefaults(now time.Time) Options {
 		o.Before = DefaultBefore
 	}
 	o.From, o.To = o.From.UTC(), o.To.UTC()
-	o.Model, o.Version, o.Instance = strings.TrimSpace(o.Model), strings.TrimSpace(o.Version), strings.TrimSpace(o.Instance)
-	o.Node, o.GPU = strings.TrimSpace(o.Node), strings.TrimSpace(o.GPU)
+	for _, f := range []*string{&o.Model, &o.Version, &o.Instance, &o.Node, &o.GPU} {
+		*f = strings.TrimSpace(*f)
+		if v, err := engine.OneValue("", *f); err == nil {
+			*f = v // "a|" is a; "a|b" stays for Validate to refuse
+		}
+	}
 	return o
+}
+
+// Subject is what o names, for engine.CheckSubject.
+func (o Options) Subject() engine.Subject {
+	var s engine.Subject
+	for _, f := range []struct {
+		dst *[]string
+		v   string
+	}{{&s.Model, o.Model}, {&s.Version, o.Version}, {&s.Instance, o.Instance}, {&s.Node, o.node()}, {&s.GPU, o.GPU}} {
+		if v := strings.TrimSpace(f.v); v != "" {
+			*f.dst = []string{v}
+		}
+	}
+	return s
 }
 
 // node is the node the question is restricted to: Node, or the GPU's instance's host.
@@ -81,6 +99,14 @@ func (o Options) node() string {
 // Validate reports the first wrong field, naming it.
 func (o Options) Validate() error {
 	model, node := strings.TrimSpace(o.Model), strings.TrimSpace(o.Node)
+	for _, f := range []struct{ name, v, advice string }{
+		{"model", o.Model, ": triage each model, or name their node to triage every model served there"},
+		{"version", o.Version, ""}, {"instance", o.Instance, ""}, {"node", o.Node, ""}, {"gpu", o.GPU, ""},
+	} {
+		if _, err := engine.OneValue(f.name, f.v); err != nil {
+			return fmt.Errorf("%w%s", err, f.advice)
+		}
+	}
 	switch {
 	case model == "" && node == "":
 		return errors.New("model or node is required: name the model to triage, or the node (and gpu) of a GPU alert")

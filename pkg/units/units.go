@@ -56,8 +56,9 @@ func Count(v float64) string {
 	return fmt.Sprintf("%.4g", v)
 }
 
-// Value writes v in the unit the engine and the reports name ("s", "percentunit", "reqps",
-// "requests" or anything else, read as a plain number); nil is not measured.
+// Value writes v in the unit the engine and the reports name (Grafana's unit ids: "s",
+// "percentunit", "percent", "reqps", "celsius", "watt", "bytes"; anything else, "none" and ""
+// included, is a plain number); nil is not measured.
 func Value(v *float64, unit string) string {
 	if v == nil {
 		return NotMeasured
@@ -69,6 +70,20 @@ func Value(v *float64, unit string) string {
 		return Percent(*v)
 	case "reqps":
 		return PerSecond(*v, "req")
+	case "percent":
+		return Percent(*v / 100)
+	case "celsius":
+		if finite(*v) {
+			return fmt.Sprintf("%.1f °C", *v)
+		}
+	case "watt":
+		if finite(*v) {
+			return fmt.Sprintf("%.1f W", *v)
+		}
+	case "bytes":
+		if finite(*v) {
+			return fmt.Sprintf("%.2f GiB", *v/(1<<30))
+		}
 	}
 	return Count(*v)
 }

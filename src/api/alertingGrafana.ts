@@ -1,5 +1,6 @@
-import { lastValueFrom } from 'rxjs';
-import { BackendSrvRequest, FetchError, getBackendSrv, isFetchError } from '@grafana/runtime';
+import { BackendSrvRequest, FetchError, isFetchError } from '@grafana/runtime';
+
+import { AnswerTooLargeError, fetchBounded } from './bounded';
 
 import { diffRules, fetchCatalog, GroupDiff, ParamValues, RulesAnswer, RulesRequestError } from './alerting';
 
@@ -89,9 +90,7 @@ class StepFailure extends Error {
 
 async function call<T>(step: Step, req: BackendSrvRequest): Promise<T> {
   try {
-    const res = await lastValueFrom(
-      getBackendSrv().fetch<T>({ showErrorAlert: false, showSuccessAlert: false, ...req })
-    );
+    const res = await fetchBounded<T>({ showErrorAlert: false, showSuccessAlert: false, ...req });
     return res.data;
   } catch (err) {
     throw new StepFailure(step, err);
@@ -248,6 +247,9 @@ function describe(f: StepFailure): ProvisionError {
       f.step,
       cause.status
     );
+  }
+  if (cause instanceof AnswerTooLargeError) {
+    return new ProvisionError(`Grafana's answer was too large while ${what}: ${cause.message}.`, f.step, cause.status);
   }
   if (isFetchError(cause) && typeof cause.status === 'number' && cause.status > 0) {
     const fe = cause as FetchError<{ message?: string; error?: string } | string | undefined>;

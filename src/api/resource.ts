@@ -1,5 +1,6 @@
-import { lastValueFrom } from 'rxjs';
-import { FetchError, getBackendSrv, isFetchError } from '@grafana/runtime';
+import { FetchError, isFetchError } from '@grafana/runtime';
+
+import { AnswerTooLargeError, fetchBounded } from './bounded';
 
 /**
  * The one way the clients ask the data source's resources
@@ -79,17 +80,18 @@ export async function fetchResource(
 ): Promise<unknown> {
   const { method = 'GET', params, body, detailField, describe = failureDetail } = req;
   try {
-    const response = await lastValueFrom(
-      getBackendSrv().fetch<unknown>({
-        url: resourceUrl(uid, path),
-        method,
-        ...(params && { params }),
-        ...(body !== undefined && { data: body }),
-        showErrorAlert: false,
-      })
-    );
+    const response = await fetchBounded<unknown>({
+      url: resourceUrl(uid, path),
+      method,
+      ...(params && { params }),
+      ...(body !== undefined && { data: body }),
+      showErrorAlert: false,
+    });
     return response.data;
   } catch (err) {
+    if (err instanceof AnswerTooLargeError) {
+      throw new ErrorType(err.message, err.status !== undefined && err.status >= 400 ? err.status : undefined);
+    }
     const failure = resourceFailure(err, detailField);
     throw new ErrorType(describe(failure), failure.status);
   }

@@ -20,7 +20,8 @@ export interface InferscopeQuery extends DataQuery {
 
   // Common to the engine's query types. Empty = no filter. A multi-value template
   // variable becomes its values joined with "|" (Grafana's "pipe" format, unescaped);
-  // the backend splits them and escapes each one itself.
+  // the backend reads "a|b" as the set of the literal names a and b, each matched exactly
+  // (engine.SplitValues, the one reading everywhere), and escapes each one itself.
   model?: string;
   version?: string;
   instance?: string;

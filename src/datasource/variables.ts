@@ -1,6 +1,6 @@
 // Template-variable support: values of model, version, instance and GPU from the data source's
 // `variables` resource (pkg/datasource/variables.go), chained through the query's model/instance.
-import { from, lastValueFrom, map, Observable } from 'rxjs';
+import { from, map, Observable } from 'rxjs';
 import {
   CustomVariableSupport,
   DataQueryRequest,
@@ -9,11 +9,12 @@ import {
   ScopedVars,
   TimeRange,
 } from '@grafana/data';
-import { getBackendSrv, getTemplateSrv } from '@grafana/runtime';
+import { getTemplateSrv } from '@grafana/runtime';
 import { DataQuery } from '@grafana/schema';
 
 import type { DataSource } from './datasource';
 import { VariableQueryEditor } from './components/VariableQueryEditor';
+import { fetchBounded } from '../api/bounded';
 
 export type VariableKind = 'model' | 'version' | 'instance' | 'gpu';
 
@@ -61,13 +62,11 @@ export async function fetchVariableOptions(
   kind: VariableKind,
   f: VariableFilters = {}
 ): Promise<Array<{ text: string; value: string }>> {
-  const res = await lastValueFrom(
-    getBackendSrv().fetch<{ values?: unknown; options?: unknown }>({
-      url: variablesUrl(uid, kind, f),
-      method: 'GET',
-      showErrorAlert: false,
-    })
-  );
+  const res = await fetchBounded<{ values?: unknown; options?: unknown }>({
+    url: variablesUrl(uid, kind, f),
+    method: 'GET',
+    showErrorAlert: false,
+  });
   const values = res.data?.values;
   const texts = new Map<string, string>();
   const options = res.data?.options;

@@ -29,17 +29,20 @@ export function installBackend(routes: Record<string, Handler | Reply>): Backend
         : typeof route === 'function'
           ? route(req)
           : route;
+    // As Grafana's backend_srv: responseType "text" gives the body as text, answer or error.
+    const text = req.responseType === 'text';
+    const body = text && typeof reply.body !== 'string' ? (JSON.stringify(reply.body) ?? '') : reply.body;
     if (reply.status >= 400) {
       const err: FetchError = {
         status: reply.status,
         statusText: String(reply.status),
-        data: reply.body,
+        data: body,
         config: req,
       };
       return throwError(() => err);
     }
     return of({
-      data: reply.body as T,
+      data: body as T,
       status: reply.status,
       statusText: 'OK',
       ok: true,

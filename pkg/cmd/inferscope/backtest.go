@@ -14,6 +14,7 @@ import (
 	"github.com/inferscope/inferscope/pkg/backtest"
 	"github.com/inferscope/inferscope/pkg/engine"
 	"github.com/inferscope/inferscope/pkg/gate"
+	"github.com/inferscope/inferscope/pkg/units"
 )
 
 const backtestExitHelp = `Exit status: 0 done (whether or not rules fired); 2 the command line is wrong (unknown flag,
@@ -173,8 +174,9 @@ func printBacktest(w io.Writer, r *backtest.Report) error {
 				}
 				ov = append(ov, what)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.4g\t%s\n", rr.ID, labelsText(ep.Labels), ep.Start.Format(time.RFC3339), end,
-				humanSeconds(ep.Seconds), ep.Peak, strings.Join(ov, ", "))
+			peak := ep.Peak
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", rr.ID, labelsText(ep.Labels), ep.Start.Format(time.RFC3339), end,
+				humanSeconds(ep.Seconds), units.Value(&peak, ep.Unit), strings.Join(ov, ", "))
 		}
 	}
 	if n == 0 {

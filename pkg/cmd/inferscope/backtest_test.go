@@ -10,6 +10,7 @@ import (
 	"github.com/inferscope/inferscope/pkg/testbed"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
 	"github.com/inferscope/inferscope/pkg/testbed/tbtest"
+	"github.com/inferscope/inferscope/pkg/units"
 )
 
 // The test bed's last day holds every incident (pkg/testbed doc): over it, the GPU idle incident
@@ -58,7 +59,16 @@ func TestBacktestCommand(t *testing.T) {
 	// A lower line fires more: at queueShare 50 % the queue rule catches the queue surge.
 	code, out, _ = runCLI(t, "backtest", "--prometheus", srv.URL, "--to", end, "--last", "1d", "--rule", "queue-p1", "--queue-share", "50%", "--json", "--quiet")
 	if err := json.Unmarshal([]byte(out), &r); code != exitOK || err != nil || len(r.Rules) != 1 || r.Rules[0].Fired == 0 {
-		t.Errorf("queue-share 50%%: exit %d, %s", code, out)
+		t.Fatalf("queue-share 50%%: exit %d, %s", code, out)
+	}
+	// The peak carries the unit of the rule's series: the queue's share of the service time is a
+	// ratio, written as a percentage in the table.
+	if ep := r.Rules[0].Episodes[0]; ep.Unit != "percentunit" {
+		t.Errorf("queue-p1 peak unit %q, want percentunit", ep.Unit)
+	}
+	_, out, _ = runCLI(t, "backtest", "--prometheus", srv.URL, "--to", end, "--last", "1d", "--rule", "queue-p1", "--queue-share", "50%", "--quiet")
+	if peak := units.Percent(r.Rules[0].Episodes[0].Peak); !strings.Contains(out, "  "+peak+"  ") {
+		t.Errorf("the PEAK column lacks %q:\n%s", peak, out)
 	}
 }
 

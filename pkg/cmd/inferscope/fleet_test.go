@@ -92,3 +92,35 @@ func TestConnectionLabelFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownSubjectIsAnError: a version, instance, node or GPU Prometheus has no series of is
+// a usage error (exit 2) naming its flag and listing the names Prometheus has, never a healthy
+// answer; several values where a command takes one ("a|b") are refused, never read as a
+// literal name or as one subject.
+func TestUnknownSubjectIsAnError(t *testing.T) {
+	url, _ := serveNaming(t, "")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"report", "--model", "recsys-ranker", "--version", "v9.9.9", "--fail-on", "warn"},
+			`--version: unknown version "v9.9.9" of recsys-ranker: Prometheus has series of v1.4.0, v1.5.0`},
+		{[]string{"triage", "--model", "recsys-ranker", "--instance", "node-z:8000"},
+			`--instance: unknown instance "node-z:8000" of recsys-ranker: Prometheus has series of node-a:8000`},
+		{[]string{"triage", "--node", "node-z"}, `--node: unknown node "node-z": Prometheus has series of node-a`},
+		{[]string{"triage", "--node", "node-a", "--gpu", "12"}, `--gpu: unknown GPU "12" on node node-a: Prometheus has series of 0, 1, 2, 3, 4, 5, 6, 7`},
+		{[]string{"gate", "--model", "recsys-ranker", "--baseline", "v1.4.0", "--canary", "v1.6.0"},
+			`--canary: unknown version "v1.6.0" of recsys-ranker: Prometheus has series of v1.4.0, v1.5.0`},
+		{[]string{"triage", "--model", "recsys-ranker|text-embedder"},
+			`model "recsys-ranker|text-embedder" names 2 values (recsys-ranker, text-embedder): it takes one`},
+		{[]string{"gate", "--model", "recsys-ranker", "--baseline", "v1.4.0|v1.5.0", "--canary", "v1.5.0"},
+			`baseline "v1.4.0|v1.5.0" names 2 values (v1.4.0, v1.5.0): it takes one`},
+		{[]string{"report", "--model", "recsys-ranker|text-embedder"},
+			`model "recsys-ranker|text-embedder" names 2 values`},
+	} {
+		code, out, errOut := runCLI(t, append(c.args, "--quiet", "--prometheus", url)...)
+		if code != exitUsage || !strings.Contains(errOut, c.want) || out != "" {
+			t.Errorf("%v: exit %d, %q, stdout %.80q; want %q", c.args, code, errOut, out, c.want)
+		}
+	}
+}

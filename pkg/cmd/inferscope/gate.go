@@ -110,8 +110,9 @@ Flags:
 	if err != nil {
 		return err
 	}
-	if e, err = e.ForModel(o.Model); err != nil { // in a fleet, the model's own server
-		return usagef("--model: %v", err)
+	od := o.WithDefaults(time.Now())
+	if e, err = forSubject(ctx, e, od.Subject(), map[string]string{od.Baseline: "--baseline", od.Canary: "--canary"}); err != nil { // in a fleet, the model's own server
+		return err
 	}
 	p := newProgress(stderr, "gate", *quiet)
 	p.Step(1, 1, fmt.Sprintf("comparing %s %s with %s", o.Model, o.Canary, o.Baseline))

@@ -86,8 +86,8 @@ Flags:
 	if err != nil {
 		return err
 	}
-	if e, err = e.ForModel(o.Model); err != nil { // in a fleet, the model's own server
-		return usagef("--model: %v", err)
+	if e, err = forSubject(ctx, e, o.Subject(), nil); err != nil { // in a fleet, the model's own server
+		return err
 	}
 	p := newProgress(stderr, "report", *quiet)
 	p.Step(1, 1, "reading the four layers of "+o.Model)

@@ -85,8 +85,8 @@ Flags:
 	if err != nil {
 		return err
 	}
-	if e, err = e.ForModel(o.Model); err != nil { // in a fleet, the model's own server
-		return usagef("--model: %v", err)
+	if e, err = forSubject(ctx, e, o.WithDefaults(time.Now()).Subject(), nil); err != nil { // in a fleet, the model's own server
+		return err
 	}
 	p := newProgress(stderr, "triage", *quiet)
 	o.Progress = p.Step

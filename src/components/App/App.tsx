@@ -2,6 +2,7 @@ import React from 'react';
 import { Route, Routes } from 'react-router-dom';
 import { AppRootProps } from '@grafana/data';
 
+import { setMaxAnswerSize } from '../../api/bounded';
 import { AppSettings, ROUTES } from '../../constants';
 import { ALERT_RULES_ROUTE } from '../../pages/AlertRules/route';
 import { GATE_ROUTE } from '../../pages/Gate/route';
@@ -14,6 +15,7 @@ const Gate = React.lazy(() => import('../../pages/Gate/Gate'));
 
 function App({ meta }: AppRootProps<AppSettings>) {
   const settings = meta.jsonData ?? {};
+  setMaxAnswerSize(settings.maxAnswerSize);
   return (
     <Routes>
       <Route path={ROUTES.Home} element={<Home settings={settings} />} />

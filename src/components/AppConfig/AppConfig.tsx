@@ -1,10 +1,10 @@
 import React, { FormEvent, useMemo, useState } from 'react';
-import { lastValueFrom } from 'rxjs';
 import { css } from '@emotion/css';
 import { AppPluginMeta, GrafanaTheme2, PluginConfigPageProps, PluginMeta } from '@grafana/data';
-import { getBackendSrv, isFetchError } from '@grafana/runtime';
+import { isFetchError } from '@grafana/runtime';
 import { Alert, Button, Combobox, ComboboxOption, Field, FieldSet, LinkButton, useStyles2 } from '@grafana/ui';
 
+import { fetchBounded } from '../../api/bounded';
 import { listInferscopeDataSources, NEW_DATASOURCE_URL } from '../../api/datasources';
 import { AppSettings } from '../../constants';
 import { testIds } from '../testIds';
@@ -103,10 +103,9 @@ function errorMessage(err: unknown): string {
 }
 
 async function updatePlugin(pluginId: string, data: Partial<PluginMeta<AppSettings>>) {
-  const response = getBackendSrv().fetch({
+  return fetchBounded({
     url: `/api/plugins/${encodeURIComponent(pluginId)}/settings`,
     method: 'POST',
     data,
   });
-  return lastValueFrom(response);
 }

@@ -16,6 +16,7 @@ type Scenario struct {
 	models    []*modelSpec
 	incidents []Incident
 	streams   []*stream
+	ext       *corpusExt // a corpus scenario's cases (corpus_scenario.go); nil otherwise
 
 	mu      sync.Mutex
 	regimes map[regimeKey]*regime
@@ -267,7 +268,7 @@ func (s *Scenario) Incident(kind IncidentKind) (Incident, bool) {
 // ProcessStart is the start time of the instance's process running at t (zero before the first).
 func (s *Scenario) ProcessStart(instance string, t time.Time) time.Time {
 	in := s.instance(instance)
-	if in == nil {
+	if in == nil || (s.ext != nil && s.ext.down(instance, t)) {
 		return time.Time{}
 	}
 	var last time.Time

@@ -223,10 +223,13 @@ func GenerateCorpus(o CorpusOptions) ([]Case, error) {
 	}
 	perKind, perControl := cmpOr(o.PerKind, 3), cmpOr(o.PerControl, 2)
 	var out []Case
-	for si, server := range servers {
-		if serverKinds(server) == nil {
+	for _, server := range servers {
+		si := slices.Index(CorpusServers, server)
+		if si < 0 {
 			return nil, fmt.Errorf("corpus: unknown server %q (known: %v)", server, CorpusServers)
 		}
+		// Each server draws from its own stream (by its place in CorpusServers), so a server's
+		// cases are the same whichever servers are generated with it.
 		rng := rand.New(rand.NewPCG(uint64(o.Seed), uint64(si+1)*0x9e3779b97f4a7c15))
 		cases := planServer(rng, server, perKind, perControl)
 		if o.MaxPerServer > 0 && len(cases) > o.MaxPerServer {

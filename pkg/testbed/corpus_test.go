@@ -24,6 +24,16 @@ func TestGenerateCorpus(t *testing.T) {
 	if reflect.DeepEqual(a, c) {
 		t.Fatal("seeds 1 and 2 gave the same corpus")
 	}
+	one, _ := GenerateCorpus(CorpusOptions{Seed: 1, Servers: []string{"tgi"}})
+	var tgi []Case
+	for _, x := range a {
+		if x.Server == "tgi" {
+			tgi = append(tgi, x)
+		}
+	}
+	if !reflect.DeepEqual(one, tgi) {
+		t.Error("a server's cases depend on the servers generated with it")
+	}
 	if len(a) < 200 {
 		t.Fatalf("%d cases, want at least 200", len(a))
 	}

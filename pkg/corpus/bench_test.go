@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,28 +37,61 @@ func BenchmarkCorpus(b *testing.B) {
 	}
 	for i := 0; i < b.N; i++ {
 		began := time.Now()
-		var outs []Outcome
+		// Fleets replay concurrently (corpusParallel at a time), each printing its cases when done.
+		var mu sync.Mutex
+		outs := map[string][]Outcome{}
+		sem := make(chan struct{}, corpusParallel)
+		var wg sync.WaitGroup
 		for _, server := range servers {
-			start := time.Now()
-			e, s, build := startFleet(b, server, casesOf(cases, server))
-			fmt.Fprintf(os.Stderr, "corpus: %s fleet ready in %s (history built: %v, %.0f s)\n", server, time.Since(start).Round(time.Second), !build.Cached, build.Seconds)
-			o, bt, err := Replay(b.Context(), e, s, func(done, total int, what string) {
-				fmt.Fprintf(os.Stderr, "\rcorpus: %s %d/%d %-40s %s ", server, done, total, what, time.Since(began).Round(time.Second))
-			})
-			fmt.Fprintln(os.Stderr)
-			if err != nil {
-				b.Fatal(err)
-			}
-			fmt.Printf("corpus: %s: %d cases, backtest %d queries in %.0f s, replay %s\n", server, len(o), bt.Queries, bt.Seconds, time.Since(start).Round(time.Second))
-			outs = append(outs, o...)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				o, err := replayFleet(b, server, casesOf(cases, server), began)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					b.Errorf("%s: %v", server, err)
+					return
+				}
+				outs[server] = o
+				WriteCases(os.Stdout, o)
+				WriteTable(os.Stdout, Summarize(o))
+				fmt.Println()
+			}()
 		}
-		fmt.Printf("\ncorpus seed %d, %d cases, %s\n\n", seed, len(outs), time.Since(began).Round(time.Second))
-		WriteCases(os.Stdout, outs)
-		fmt.Println()
-		rows := Summarize(outs)
+		wg.Wait()
+		var all []Outcome
+		for _, server := range servers {
+			all = append(all, outs[server]...)
+		}
+		fmt.Printf("\ncorpus seed %d, %d cases, %s\n\n", seed, len(all), time.Since(began).Round(time.Second))
+		rows := Summarize(all)
 		WriteTable(os.Stdout, rows)
-		all := rows[len(rows)-1]
-		b.ReportMetric(100*float64(all.Top1)/float64(all.Cases), "top1-%")
-		b.ReportMetric(100*float64(all.Wrong)/float64(all.Cases), "wrong-%")
+		total := rows[len(rows)-1]
+		b.ReportMetric(100*float64(total.Top1)/float64(total.Cases), "top1-%")
+		b.ReportMetric(100*float64(total.Wrong)/float64(total.Cases), "wrong-%")
 	}
+}
+
+// corpusParallel is how many fleets the benchmark replays at once.
+const corpusParallel = 3
+
+func replayFleet(b *testing.B, server string, cases []testbed.Case, began time.Time) ([]Outcome, error) {
+	start := time.Now()
+	e, s, build := startFleet(b, server, cases)
+	fmt.Fprintf(os.Stderr, "corpus: %s fleet ready in %s (history built: %v, %.0f s)\n", server, time.Since(start).Round(time.Second), !build.Cached, build.Seconds)
+	last := time.Time{}
+	o, bt, err := Replay(b.Context(), e, s, func(done, total int, what string) {
+		if time.Since(last) > 20*time.Second || done == total {
+			last = time.Now()
+			fmt.Fprintf(os.Stderr, "corpus: %s %d/%d %s (%s)\n", server, done, total, what, time.Since(began).Round(time.Second))
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	fmt.Printf("corpus: %s: %d cases, history %v %.0f s, backtest %d queries in %.0f s, replay %s\n", server, len(o), !build.Cached, build.Seconds, bt.Queries, bt.Seconds, time.Since(start).Round(time.Second))
+	return o, nil
 }

@@ -83,7 +83,7 @@ func replayFleet(b *testing.B, server string, cases []testbed.Case, began time.T
 	e, s, build := startFleet(b, server, cases)
 	fmt.Fprintf(os.Stderr, "corpus: %s fleet ready in %s (history built: %v, %.0f s)\n", server, time.Since(start).Round(time.Second), !build.Cached, build.Seconds)
 	last := time.Time{}
-	o, bt, err := Replay(b.Context(), e, s, func(done, total int, what string) {
+	o, bt, err := Replay(b.Context(), e, s, nil, func(done, total int, what string) {
 		if time.Since(last) > 20*time.Second || done == total {
 			last = time.Now()
 			fmt.Fprintf(os.Stderr, "corpus: %s %d/%d %s (%s)\n", server, done, total, what, time.Since(began).Round(time.Second))

@@ -21,7 +21,9 @@ func startFleet(tb testing.TB, server string, cases []testbed.Case) (*engine.Eng
 	if err != nil {
 		tb.Fatalf("corpus TSDB: %v", err)
 	}
-	url := promtest.Start(tb, promtest.Options{DataDir: dir}).URL
+	// The backtest reads two days of baselines in one query: on a loaded machine that takes
+	// longer than Prometheus' default 2-minute query timeout.
+	url := promtest.Start(tb, promtest.Options{DataDir: dir, ExtraArgs: []string{"--query.timeout=30m"}}).URL
 	client, err := prom.New(url, nil)
 	if err != nil {
 		tb.Fatal(err)

@@ -52,10 +52,15 @@ type Outcome struct {
 }
 
 // Replay judges a server's cases on the engine over that fleet's history: one backtest of the
-// catalog over the case days at EvalInterval, then one triage per case. progress, when set, hears
-// each finished step.
-func Replay(ctx context.Context, e *engine.Engine, s *testbed.Scenario, progress func(done, total int, what string)) ([]Outcome, *backtest.Report, error) {
-	cases := s.Cases()
+// catalog over the case days at EvalInterval, then one triage per case (the cases only selects,
+// when set). progress, when set, hears each finished step.
+func Replay(ctx context.Context, e *engine.Engine, s *testbed.Scenario, only func(testbed.Case) bool, progress func(done, total int, what string)) ([]Outcome, *backtest.Report, error) {
+	var cases []testbed.Case
+	for _, c := range s.Cases() {
+		if only == nil || only(c) {
+			cases = append(cases, c)
+		}
+	}
 	if len(cases) == 0 {
 		return nil, nil, fmt.Errorf("corpus: scenario %s has no cases", s.Name())
 	}
@@ -65,14 +70,36 @@ func Replay(ctx context.Context, e *engine.Engine, s *testbed.Scenario, progress
 	}
 	params := alerting.Defaults()
 	params.Interval = EvalInterval
+	catalog, err := alerting.Catalog(params)
+	if err != nil {
+		return nil, nil, err
+	}
+	var notifying []string // only P0 and P1 are sent: the P2s need no replay
+	for _, r := range catalog {
+		if r.Severity == alerting.P0 || r.Severity == alerting.P1 {
+			notifying = append(notifying, r.ID)
+		}
+	}
 	total := len(cases) + 1
-	bt, err := backtest.Run(ctx, e, backtest.Options{Params: params, From: from.Add(-time.Hour), To: s.End()}, func(done, all int, id string) {
+	to := cases[0].End
+	for _, c := range cases {
+		if c.End.After(to) {
+			to = c.End
+		}
+	}
+	to = minTime(s.End(), to.Add(alertSearch+afterEnd))
+	bt, err := backtest.Run(ctx, e, backtest.Options{Params: params, From: from.Add(-time.Hour), To: to, Rules: notifying}, func(done, all int, id string) {
 		if progress != nil {
 			progress(0, total, fmt.Sprintf("backtest rule %d/%d %s", done, all, id))
 		}
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("corpus: backtest: %w", err)
+	}
+	for _, r := range bt.Rules { // a rule that could not be replayed would read as "not caught"
+		if r.Error != "" {
+			return nil, bt, fmt.Errorf("corpus: backtest of %s: %s", r.ID, r.Error)
+		}
 	}
 	var out []Outcome
 	for i, c := range cases {

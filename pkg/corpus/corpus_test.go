@@ -9,12 +9,12 @@ import (
 	"github.com/inferscope/inferscope/pkg/triage"
 )
 
-// The tests' subset of the corpus: seed 1's custom and vLLM fleets (the two namings with the most
-// signals, and the histories the benchmark builds and caches), judged on the first case of each
-// kind at its highest level and the first of each control: 33 cases.
+// The tests' subset of the corpus: seed 1's custom and TorchServe fleets (the naming with the most
+// signals and the one with the fewest; histories the benchmark builds and caches), judged on the
+// first case of each kind at its highest level and the first of each control: 36 cases.
 const subsetSeed = 1
 
-var subsetServers = []string{"custom", "vllm"}
+var subsetServers = []string{"custom", "torchserve"}
 
 func subset(t *testing.T) []testbed.Case {
 	t.Helper()

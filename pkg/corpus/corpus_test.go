@@ -120,6 +120,9 @@ func TestCorpusSubset(t *testing.T) {
 	t.Log("\n" + buf.String())
 }
 
-// knownGood are the kinds today's triage answers right on the subset (top-1); the others are
-// measured only (docs/benchmarks.md lists them).
-var knownGood = []testbed.CaseKind{}
+// knownGood are the kinds today's triage answers right on the subset (top-1; for the warm-up and
+// the controls: healthy or warmup); the others are measured only (docs/benchmarks.md lists them).
+var knownGood = []testbed.CaseKind{
+	testbed.CaseThrottle, testbed.CaseXID, testbed.CaseECC, testbed.CaseCanary,
+	testbed.CaseWarmup, testbed.CaseQuietHour, testbed.CaseBusyHour,
+}

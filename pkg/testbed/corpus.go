@@ -393,15 +393,43 @@ func corpusInstanceName(i int) string { return fmt.Sprintf("node-%c:8000", 'a'+i
 // shapeCase draws the case's numbers for its kind and level, from the brief's and the servers'
 // facts; the onset is given.
 func shapeCase(rng *rand.Rand, c Case, m *modelSpec, onset time.Time) Case {
-	lv := c.Level
-	pick := func(vals ...float64) float64 { // the level's value, jittered ±8 %
-		return vals[lv] * (0.92 + 0.16*rng.Float64())
-	}
 	c.Onset = onset
-	dur := time.Duration(20+rng.IntN(11)) * time.Minute
-	gpuOne := []int{m.gpus[rng.IntN(len(m.gpus))]}
-	p := &c.p
-	p.traffic, p.queue, p.compute = 1, 1, 1
+	sh := &shaper{rng: rng, c: &c, m: m}
+	sh.dur = time.Duration(20+rng.IntN(11)) * time.Minute
+	sh.gpuOne = []int{m.gpus[rng.IntN(len(m.gpus))]}
+	c.p.traffic, c.p.queue, c.p.compute = 1, 1, 1
+	switch c.Kind {
+	case CaseTrafficSurge, CaseLostCapacity, CaseSmallerBatches:
+		sh.service()
+	case CaseComputeMemory, CaseComputeFlat, CaseComputeNoProbe, CaseMemorySwap, CaseKVCache, CaseInputShift:
+		sh.compute()
+	case CaseThrottle, CaseXID, CaseECC, CaseGPUIdle:
+		sh.hardware()
+	default:
+		sh.other()
+	}
+	c.End = onset.Add(sh.dur)
+	return c
+}
+
+// shaper holds what shaping one case needs; its draws keep the order of the seed's stream.
+type shaper struct {
+	rng    *rand.Rand
+	c      *Case
+	m      *modelSpec
+	dur    time.Duration
+	gpuOne []int
+}
+
+// pick is the level's value, jittered ±8 %.
+func (sh *shaper) pick(vals ...float64) float64 {
+	return vals[sh.c.Level] * (0.92 + 0.16*sh.rng.Float64())
+}
+
+// service shapes the service kinds: more traffic, less capacity, smaller batches.
+func (sh *shaper) service() {
+	c, p, m, lv, rng, onset, pick, gpuOne := sh.c, &sh.c.p, sh.m, sh.c.Level, sh.rng, sh.c.Onset, sh.pick, sh.gpuOne
+	_, _, _, _, _, _ = m, lv, rng, onset, pick, gpuOne
 	switch c.Kind {
 	case CaseTrafficSurge:
 		// More requests than the batching absorbs: queue time grows much faster than traffic
@@ -427,6 +455,14 @@ func shapeCase(rng *rand.Rand, c Case, m *modelSpec, onset time.Time) Case {
 		p.queueSigma = 0.8
 		c.Magnitude = p.queue
 		c.Summary = fmt.Sprintf("%s's max batch size lowered to %g on %s: queue time x%.1f, traffic and compute unchanged", c.Model, p.batchCap, c.Instance, p.queue)
+	}
+}
+
+// compute shapes the compute kinds.
+func (sh *shaper) compute() {
+	c, p, m, lv, rng, onset, pick, gpuOne := sh.c, &sh.c.p, sh.m, sh.c.Level, sh.rng, sh.c.Onset, sh.pick, sh.gpuOne
+	_, _, _, _, _, _ = m, lv, rng, onset, pick, gpuOne
+	switch c.Kind {
 	case CaseComputeMemory:
 		// The brief: memory near the limit, a traffic burst grows batches, reallocation and
 		// saw-tooth latency. Memory climbs before latency breaks.
@@ -460,7 +496,7 @@ func shapeCase(rng *rand.Rand, c Case, m *modelSpec, onset time.Time) Case {
 		p.tail, p.tailMedian = 0.03+0.03*float64(lv), 0.4*p.compute*m.compute.mean()/0.012
 		p.queue = 1 + 0.3*(p.compute-1)
 		p.timeout = 0.002 * float64(lv)
-		dur = time.Duration(30+rng.IntN(11)) * time.Minute
+		sh.dur = time.Duration(30+rng.IntN(11)) * time.Minute
 		c.Magnitude = p.compute
 		c.Summary = fmt.Sprintf("%s %s replaces %s on %s (restart); it needs more GPU memory: %.1f %% used, compute x%.1f with swaps", c.Model, c.Version, m.stable, c.Instance, 100*p.memTarget, p.compute)
 	case CaseKVCache:
@@ -481,6 +517,14 @@ func shapeCase(rng *rand.Rand, c Case, m *modelSpec, onset time.Time) Case {
 		p.compute = PrefillShare*p.input + (1 - PrefillShare)
 		c.Magnitude = p.input
 		c.Summary = fmt.Sprintf("%.0f %% of %s's requests on %s carry inputs %.1fx longer (one client); their compute x%.1f", 100*p.share, c.Model, c.Instance, p.input, p.compute)
+	}
+}
+
+// hardware shapes the GPU hardware kinds.
+func (sh *shaper) hardware() {
+	c, p, m, lv, rng, onset, pick, gpuOne := sh.c, &sh.c.p, sh.m, sh.c.Level, sh.rng, sh.c.Onset, sh.pick, sh.gpuOne
+	_, _, _, _, _, _ = m, lv, rng, onset, pick, gpuOne
+	switch c.Kind {
 	case CaseThrottle:
 		// Clock throttling (clock-event reasons: HW thermal / power brake): the SM clock drops
 		// and compute grows in proportion on the throttled GPUs.
@@ -527,7 +571,15 @@ func shapeCase(rng *rand.Rand, c Case, m *modelSpec, onset time.Time) Case {
 		p.idleXID = rng.IntN(2) == 0
 		p.compute = m.cpuCompute.mean() / m.compute.mean()
 		c.Magnitude = p.share
-		c.Summary = fmt.Sprintf("GPU %v of %s on %s loses its context (utilisation 0, XID 43: %v); %.0f %% of requests fall back to the CPU", c.GPUs, c.Model, c.Node(), p.idleXID, 100*p.share, )
+		c.Summary = fmt.Sprintf("GPU %v of %s on %s loses its context (utilisation 0, XID 43: %v); %.0f %% of requests fall back to the CPU", c.GPUs, c.Model, c.Node(), p.idleXID, 100*p.share)
+	}
+}
+
+// other shapes the network, restart, version kinds and the controls.
+func (sh *shaper) other() {
+	c, p, m, lv, rng, onset, pick, gpuOne := sh.c, &sh.c.p, sh.m, sh.c.Level, sh.rng, sh.c.Onset, sh.pick, sh.gpuOne
+	_, _, _, _, _, _ = m, lv, rng, onset, pick, gpuOne
+	switch c.Kind {
 	case CaseGatewayJitter:
 		// The brief's switch firmware: the network segment alone, service time unchanged.
 		p.netShare = []float64{0.1, 0.2, 0.3, 0.4}[lv]
@@ -535,7 +587,7 @@ func shapeCase(rng *rand.Rand, c Case, m *modelSpec, onset time.Time) Case {
 		c.Magnitude = p.netDelay
 		c.Summary = fmt.Sprintf("%.0f %% of %s's requests to %s get +%.0f ms between gateway and instance; service time unchanged", 100*p.netShare, c.Model, c.Instance, 1000*p.netDelay)
 	case CaseWarmup:
-		dur = LoadDuration + WarmupDuration
+		sh.dur = LoadDuration + WarmupDuration
 		c.Summary = fmt.Sprintf("%s restarts: %s of loading (not ready), then warm-up", c.Instance, LoadDuration)
 	case CaseCanary:
 		// The release gate's case: a new version on canary, slower than the one it replaces.
@@ -543,7 +595,7 @@ func shapeCase(rng *rand.Rand, c Case, m *modelSpec, onset time.Time) Case {
 		p.versionShare = []float64{0.1, 0.2, 0.3, 0.5}[rng.IntN(4)]
 		p.compute = pick(1.12, 1.3, 1.7, 2.5)
 		p.queue = p.compute
-		dur = time.Duration(40+rng.IntN(11)) * time.Minute
+		sh.dur = time.Duration(40+rng.IntN(11)) * time.Minute
 		c.Magnitude = p.compute
 		c.Summary = fmt.Sprintf("%s %s on canary on %s (%.0f %% of its traffic), x%.2f slower than %s", c.Model, c.Version, c.Instance, 100*p.versionShare, p.compute, m.stable)
 	case CaseQuietHour, CaseBusyHour:
@@ -553,18 +605,16 @@ func shapeCase(rng *rand.Rand, c Case, m *modelSpec, onset time.Time) Case {
 		p.versionShare = []float64{0.2, 0.5}[rng.IntN(2)]
 		p.compute = 0.85 + 0.1*rng.Float64()
 		p.queue = p.compute
-		dur = 45 * time.Minute
+		sh.dur = 45 * time.Minute
 		c.Magnitude = p.compute
 		c.Summary = fmt.Sprintf("%s %s on canary on %s (%.0f %%), x%.2f: faster than %s", c.Model, c.Version, c.Instance, 100*p.versionShare, p.compute, m.stable)
 	case CaseDeploy:
 		c.Version = bumpVersion(m.stable, 4, onset)
 		c.GPUs = slices.Clone(m.gpus)
 		p.memTarget = m.memBase + 0.01
-		dur = 45 * time.Minute
+		sh.dur = 45 * time.Minute
 		c.Summary = fmt.Sprintf("%s %s replaces %s on %s (restart), same speed and memory", c.Model, c.Version, m.stable, c.Instance)
 	}
-	c.End = onset.Add(dur)
-	return c
 }
 
 // bumpVersion derives a new version name from the stable one, unique per case (kind and onset

@@ -88,18 +88,13 @@ func Replay(ctx context.Context, e *engine.Engine, s *testbed.Scenario, only fun
 		}
 	}
 	to = minTime(s.End(), to.Add(alertSearch+afterEnd))
-	bt, err := backtest.Run(ctx, e, backtest.Options{Params: params, From: from.Add(-time.Hour), To: to, Rules: notifying}, func(done, all int, id string) {
+	bt, err := chunkedBacktest(ctx, e, params, notifying, from.Add(-time.Hour), to, func(what string) {
 		if progress != nil {
-			progress(0, total, fmt.Sprintf("backtest rule %d/%d %s", done, all, id))
+			progress(0, total, what)
 		}
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("corpus: backtest: %w", err)
-	}
-	for _, r := range bt.Rules { // a rule that could not be replayed would read as "not caught"
-		if r.Error != "" {
-			return nil, bt, fmt.Errorf("corpus: backtest of %s: %s", r.ID, r.Error)
-		}
+		return nil, bt, err
 	}
 	var out []Outcome
 	for i, c := range cases {
@@ -124,6 +119,58 @@ func Replay(ctx context.Context, e *engine.Engine, s *testbed.Scenario, only fun
 		}
 	}
 	return out, bt, nil
+}
+
+// backtestChunk and backtestLead cut the backtest: a rule's answer over two days of a fleet
+// passes the engine's answer-size limit, so each chunk is replayed with an hour of lead (the
+// `for` holds start before the chunk) and keeps the episodes that start inside it.
+const (
+	backtestChunk = 6 * time.Hour
+	backtestLead  = time.Hour
+)
+
+// chunkedBacktest replays the rules over [from, to] chunk by chunk and merges the episodes; a
+// rule that could not be replayed fails it (it would read as "not caught").
+func chunkedBacktest(ctx context.Context, e *engine.Engine, params alerting.Params, rules []string, from, to time.Time, progress func(string)) (*backtest.Report, error) {
+	var merged *backtest.Report
+	for a := from; a.Before(to); a = a.Add(backtestChunk) {
+		b := minTime(to, a.Add(backtestChunk))
+		lead := a
+		if a.After(from) {
+			lead = a.Add(-backtestLead)
+		}
+		bt, err := backtest.Run(ctx, e, backtest.Options{Params: params, From: lead, To: b, Rules: rules}, func(done, all int, id string) {
+			progress(fmt.Sprintf("backtest %s rule %d/%d %s", a.Format("01-02 15:04"), done, all, id))
+		})
+		if err != nil {
+			return merged, fmt.Errorf("corpus: backtest: %w", err)
+		}
+		for i, r := range bt.Rules {
+			if r.Error != "" {
+				return merged, fmt.Errorf("corpus: backtest of %s: %s", r.ID, r.Error)
+			}
+			var keep []backtest.EpisodeReport
+			for _, ep := range r.Episodes {
+				if !ep.Start.Before(a) && ep.Start.Before(b) {
+					keep = append(keep, ep)
+				}
+			}
+			bt.Rules[i].Episodes = keep
+		}
+		if merged == nil {
+			merged = bt
+			continue
+		}
+		merged.Queries += bt.Queries
+		merged.Seconds += bt.Seconds
+		for i := range merged.Rules {
+			merged.Rules[i].Episodes = append(merged.Rules[i].Episodes, bt.Rules[i].Episodes...)
+		}
+	}
+	if merged == nil {
+		return nil, fmt.Errorf("corpus: empty backtest range %s..%s", from.Format(time.RFC3339), to.Format(time.RFC3339))
+	}
+	return merged, nil
 }
 
 func minTime(a, b time.Time) time.Time {

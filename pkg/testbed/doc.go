@@ -270,6 +270,23 @@
 // OpenMetrics → promtool path would cost 100 × the default's 14-20 s of CPU at 100×. Cached as
 // scaled-v3-<factor>x-<the default's key>.
 //
+// # The incident corpus (corpus.go, corpus_scenario.go, corpus_tsdb.go)
+//
+// GenerateCorpus(CorpusOptions{Seed}) draws cases from a seed: per server naming (CorpusServers)
+// each kind its metrics can show (serverKinds: a version label for canaries and upgrades, memory
+// that grows with use for memory pressure, KV-cache usage and preemptions for KV exhaustion, an
+// input-length signal for input shifts, the gateway's upstream time for jitter) at magnitudes
+// from barely visible to severe, plus a warm-up and negative controls (quiet and busy hour, a
+// faster version, a deploy). CorpusScenario(server, cases, end) plays them on a fleet of its
+// own: node-a..node-d:8000 (node-d without a GPU probe), five models with their own traffic
+// curves and GPUs (generation models with seconds of compute on vLLM, SGLang and TGI; vLLM's
+// GPUs at its 90 % pre-allocation), each case on its own model and instance in its own hour of
+// the last two days, CorpusHistoryDays (9) of history so every case has 7 clean days before it.
+// A case is an Incident too (its kind names differ from the default scenario's, so none of the
+// default incidents' logic applies); its effects hang off Scenario.ext, nil for Default, whose
+// history is unchanged. CorpusTSDB builds and caches a fleet's history like PrivateTSDB.
+// TestCorpusOnsetVisible checks every case's onset in the truth accessors as its kind says.
+//
 // # TSDB for tests
 //
 // tbtest.TSDBFor(t, TSDBOptions{Profile, GPUNaming, Days, GPUDays}) (package tbtest, so that

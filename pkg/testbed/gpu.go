@@ -84,6 +84,9 @@ func (s *Scenario) GPU(instance string, gpu int, t time.Time) GPUState {
 		idle = true
 	}
 
+	if s.ext != nil {
+		s.ext.gpuLoad(&st, s, instance, gpu, m, t)
+	}
 	st.MemBandwidthRatio = 0.8 * st.UtilRatio
 	st.TempCelsius = 34 + 40*st.UtilRatio
 	st.PowerWatts = 60 + 320*st.UtilRatio
@@ -112,6 +115,9 @@ func (s *Scenario) GPU(instance string, gpu int, t time.Time) GPUState {
 		if inc.Kind == GPUIdle && inc.Instance == instance && containsInt(inc.GPUs, gpu) && !t.Before(inc.Start) {
 			st.XIDs = append(st.XIDs, XIDEvent{Time: inc.Start, Code: 43}) // GPU stopped processing
 		}
+	}
+	if s.ext != nil {
+		s.ext.gpuEvents(&st, instance, gpu, t)
 	}
 	return st
 }

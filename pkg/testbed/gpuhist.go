@@ -269,6 +269,9 @@ func (s *Scenario) GPUTargets(naming string, from, to time.Time) ([]expo.Target,
 	keep := g.families()
 	var out []expo.Target
 	for _, inst := range s.Instances() {
+		if !s.Probed(inst) {
+			continue
+		}
 		r := newGPURenderer(s, inst, promexport.Options{Naming: g.probe, XIDCount: g.xidCount}, keep)
 		fams, err := r.plan(s.gpuExploreTimes(inst, from, to), from)
 		if err != nil {

@@ -44,6 +44,7 @@ type regimeKey struct {
 	gpuIdle    bool
 	netJitter  bool
 	restarting bool
+	effect     *caseEffect // a corpus case's effect (nil: none)
 }
 
 // Incident shapes (documented in doc.go; the jitter test pins their effect).
@@ -122,6 +123,9 @@ func (s *Scenario) regimeFor(m *modelSpec, k regimeKey) *regime {
 			n = append(n, atom{a.value + jitterDelay, a.prob * jitterShare})
 		}
 		r.network = n
+	}
+	if k.effect != nil {
+		k.effect.apply(r, m)
 	}
 	if k.canary {
 		r.confidence += canaryConfDelta[baseModel(m.name)]

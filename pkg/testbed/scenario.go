@@ -18,6 +18,7 @@ type Scenario struct {
 	streams   []*stream
 	// group is the node suffix of a scaled fleet's copy ("" in Default; see Scaled).
 	group string
+	ext   *corpusExt // a corpus scenario's cases (corpus_scenario.go); nil otherwise
 
 	mu      sync.Mutex
 	regimes map[regimeKey]*regime
@@ -269,7 +270,7 @@ func (s *Scenario) Incident(kind IncidentKind) (Incident, bool) {
 // ProcessStart is the start time of the instance's process running at t (zero before the first).
 func (s *Scenario) ProcessStart(instance string, t time.Time) time.Time {
 	in := s.instance(instance)
-	if in == nil {
+	if in == nil || (s.ext != nil && s.ext.down(instance, t)) {
 		return time.Time{}
 	}
 	var last time.Time

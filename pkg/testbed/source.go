@@ -178,6 +178,9 @@ const kvDuringStall = 0.97
 // 1 (about 0.2-0.3 in steady state), and kvDuringStall for the slowed model in the compute
 // slowdown.
 func (s *Scenario) KVCacheUsage(instance, model string, t time.Time) float64 {
+	if s.ext != nil {
+		return s.ext.kvUsage(s, instance, model, t)
+	}
 	if _, ok := s.incidentAt(ComputeSlowdown, instance, model, "", t); ok {
 		return kvDuringStall
 	}

@@ -88,6 +88,9 @@ func (s *Scenario) buildStreams() {
 			}
 		}
 	}
+	if s.ext != nil {
+		s.streams = append(s.streams, s.ext.versionStreams(s)...)
+	}
 }
 
 func (s *Scenario) newStream(in instanceSpec, m *modelSpec, version string, canary bool) *stream {
@@ -95,6 +98,11 @@ func (s *Scenario) newStream(in instanceSpec, m *modelSpec, version string, cana
 	first := in.starts[0]
 	if canary && !m.canarySince.IsZero() && m.canarySince.After(first) {
 		first = m.canarySince
+	}
+	if s.ext != nil {
+		if since, ok := s.ext.since(in.name, m.name, version); ok {
+			first = since
+		}
 	}
 	horizon := s.end.Add(horizonAfter)
 
@@ -118,6 +126,11 @@ func (s *Scenario) newStream(in instanceSpec, m *modelSpec, version string, cana
 	}
 	if !m.canarySince.IsZero() {
 		add(m.canarySince)
+	}
+	if s.ext != nil {
+		for _, c := range s.ext.cuts(in.name) {
+			add(c)
+		}
 	}
 	for d := first.Truncate(24 * time.Hour).Add(24 * time.Hour); d.Before(horizon); d = d.Add(24 * time.Hour) {
 		add(d)
@@ -188,6 +201,9 @@ func (s *Scenario) conditions(in instanceSpec, m *modelSpec, version string, can
 	}
 	if k.surge {
 		scale *= surgeTraffic
+	}
+	if s.ext != nil {
+		s.ext.conditions(&k, &scale, in.name, m, version, t)
 	}
 	if k.restarting {
 		scale = 0

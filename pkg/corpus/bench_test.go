@@ -1,0 +1,97 @@
+package corpus
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/inferscope/inferscope/pkg/testbed"
+)
+
+// BenchmarkCorpus replays the whole corpus: every server's fleet in a real Prometheus, the
+// catalog's backtest over its case days, one triage per case, and prints the per-kind table
+// (docs/benchmarks.md, "The incident corpus"). INFERSCOPE_CORPUS_SEED picks the seed (default
+// 1), INFERSCOPE_CORPUS_SERVERS a comma-separated subset of servers. Run it once:
+//
+//	go test -run '^$' -bench Corpus -benchtime 1x -timeout 3h ./pkg/corpus/
+func BenchmarkCorpus(b *testing.B) {
+	seed := int64(1)
+	if v := os.Getenv("INFERSCOPE_CORPUS_SEED"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			b.Fatalf("INFERSCOPE_CORPUS_SEED: %v", err)
+		}
+		seed = n
+	}
+	servers := testbed.CorpusServers
+	if v := os.Getenv("INFERSCOPE_CORPUS_SERVERS"); v != "" {
+		servers = strings.Split(v, ",")
+	}
+	cases, err := testbed.GenerateCorpus(testbed.CorpusOptions{Seed: seed, Servers: servers})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < b.N; i++ {
+		began := time.Now()
+		// Fleets replay concurrently (corpusParallel at a time), each printing its cases when done.
+		var mu sync.Mutex
+		outs := map[string][]Outcome{}
+		sem := make(chan struct{}, corpusParallel)
+		var wg sync.WaitGroup
+		for _, server := range servers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				o, err := replayFleet(b, server, casesOf(cases, server), began)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					b.Errorf("%s: %v", server, err)
+					return
+				}
+				outs[server] = o
+				WriteCases(os.Stdout, o)
+				WriteTable(os.Stdout, Summarize(o))
+				fmt.Println()
+			}()
+		}
+		wg.Wait()
+		var all []Outcome
+		for _, server := range servers {
+			all = append(all, outs[server]...)
+		}
+		fmt.Printf("\ncorpus seed %d, %d cases, %s\n\n", seed, len(all), time.Since(began).Round(time.Second))
+		rows := Summarize(all)
+		WriteTable(os.Stdout, rows)
+		total := rows[len(rows)-1]
+		b.ReportMetric(100*float64(total.Top1)/float64(total.Cases), "top1-%")
+		b.ReportMetric(100*float64(total.Wrong)/float64(total.Cases), "wrong-%")
+	}
+}
+
+// corpusParallel is how many fleets the benchmark replays at once.
+const corpusParallel = 3
+
+func replayFleet(b *testing.B, server string, cases []testbed.Case, began time.Time) ([]Outcome, error) {
+	start := time.Now()
+	e, s, build := startFleet(b, server, cases)
+	fmt.Fprintf(os.Stderr, "corpus: %s fleet ready in %s (history built: %v, %.0f s)\n", server, time.Since(start).Round(time.Second), !build.Cached, build.Seconds)
+	last := time.Time{}
+	o, bt, err := Replay(b.Context(), e, s, nil, func(done, total int, what string) {
+		if time.Since(last) > 20*time.Second || done == total {
+			last = time.Now()
+			fmt.Fprintf(os.Stderr, "corpus: %s %d/%d %s (%s)\n", server, done, total, what, time.Since(began).Round(time.Second))
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	fmt.Printf("corpus: %s: %d cases, history %v %.0f s, backtest %d queries in %.0f s, replay %s\n", server, len(o), !build.Cached, build.Seconds, bt.Queries, bt.Seconds, time.Since(start).Round(time.Second))
+	return o, nil
+}

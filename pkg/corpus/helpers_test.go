@@ -1,0 +1,47 @@
+package corpus
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/inferscope/inferscope/pkg/engine"
+	"github.com/inferscope/inferscope/pkg/prom"
+	"github.com/inferscope/inferscope/pkg/testbed"
+	"github.com/inferscope/inferscope/pkg/testbed/promtest"
+)
+
+// startFleet serves a server's corpus cases from a real Prometheus (the history built once and
+// cached) and returns the engine the data source would build on it, with the server's profile
+// forced as its user would configure it.
+func startFleet(tb testing.TB, server string, cases []testbed.Case) (*engine.Engine, *testbed.Scenario, testbed.CorpusBuild) {
+	tb.Helper()
+	promtool := promtest.RequireBinary(tb, "promtool")
+	dir, s, build, err := testbed.CorpusTSDB(tb.Context(), server, cases, testbed.DefaultEnd, promtool, tb.TempDir())
+	if err != nil {
+		tb.Fatalf("corpus TSDB: %v", err)
+	}
+	// The backtest reads two days of baselines in one query: on a loaded machine that takes
+	// longer than Prometheus' default 2-minute query timeout.
+	url := promtest.Start(tb, promtest.Options{DataDir: dir, ExtraArgs: []string{"--query.timeout=30m"}}).URL
+	client, err := prom.New(url, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	e, err := engine.New(context.Background(), engine.Config{Prom: client, Profile: server, WarmupWindow: 2 * time.Minute})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return e, s, build
+}
+
+// casesOf keeps one server's cases.
+func casesOf(cases []testbed.Case, server string) []testbed.Case {
+	var out []testbed.Case
+	for _, c := range cases {
+		if c.Server == server {
+			out = append(out, c)
+		}
+	}
+	return out
+}

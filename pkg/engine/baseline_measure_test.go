@@ -105,11 +105,9 @@ func TestBaselineOnMeanOnlyServers(t *testing.T) {
 				t.Errorf("no notice that the baseline is a mean: %v", res.Notices)
 			}
 			l := map[string]string{MeasureLabel: "mean", ReferenceLabel: ReferenceVersion}
-			for k, v := range map[string]string{"model": model, "version": version} {
-				if server == "torchserve" {
-					k = "model_" + k
-				}
-				l[k] = v
+			l["model"], l["version"] = model, version
+			if server == "torchserve" {
+				l = map[string]string{MeasureLabel: "mean", ReferenceLabel: ReferenceVersion, "model_name": model, "model_version": version}
 			}
 			current, base, ratio, days := pick(t, res, "current", l), pick(t, res, "baseline", l), pick(t, res, "ratio", l), pick(t, res, "days", l)
 			if !strings.Contains(ratio.DisplayName, "mean / baseline") {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -270,5 +272,109 @@ func TestTritonCachedModelPerModelMeasure(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// An in-place upgrade, hand-made: model "ranker" on one instance served v1 for 4 days and 10
+// hours, then v2 replaced it (v1's series stop, v2's start) and fell off a cliff. Every request
+// of v1 lies in the (0.025, 0.05] bucket and every request of v2 in (0.25, 0.5], 60 a minute,
+// so the bucket P95 is exactly 0.04875 s before and 0.4875 s after: a ratio of 10.
+var upgradeT0 = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+
+const (
+	upgradeAt  = 4*24*60 + 10*60 // minutes from upgradeT0
+	upgradeEnd = upgradeAt + 60
+)
+
+func upgradeHistory() string {
+	bounds := []string{"0.025", "0.05", "0.1", "0.25", "0.5", "1", "+Inf"}
+	type version struct {
+		name     string
+		from, to int     // minutes
+		bucket   int     // index of the bucket every request falls in
+		latency  float64 // each request's latency, for _sum
+		perMin   float64
+		instance string
+	}
+	vs := []version{
+		{"v1", 0, upgradeAt, 1, 0.04, 60, "node-x:8000"},
+		{"v2", upgradeAt, upgradeEnd, 4, 0.4, 60, "node-x:8000"},
+	}
+	var b strings.Builder
+	ts := func(m int) int64 { return upgradeT0.Unix() + int64(m)*60 }
+	b.WriteString("# TYPE inference_latency_seconds histogram\n")
+	for _, v := range vs {
+		labels := fmt.Sprintf(`model_name="ranker",model_version=%q,instance=%q,job="inference"`, v.name, v.instance)
+		for i, le := range bounds {
+			for m := v.from; m <= v.to; m++ {
+				n := 0.0
+				if i >= v.bucket {
+					n = float64(m-v.from) * v.perMin
+				}
+				fmt.Fprintf(&b, "inference_latency_seconds_bucket{%s,le=%q} %g %d\n", labels, le, n, ts(m))
+			}
+		}
+		for m := v.from; m <= v.to; m++ {
+			fmt.Fprintf(&b, "inference_latency_seconds_count{%s} %g %d\n", labels, float64(m-v.from)*v.perMin, ts(m))
+		}
+		for m := v.from; m <= v.to; m++ {
+			fmt.Fprintf(&b, "inference_latency_seconds_sum{%s} %g %d\n", labels, float64(m-v.from)*v.perMin*v.latency, ts(m))
+		}
+	}
+	b.WriteString("# TYPE inference_requests counter\n")
+	for _, v := range vs {
+		labels := fmt.Sprintf(`model_name="ranker",model_version=%q,instance=%q,job="inference",status="ok"`, v.name, v.instance)
+		for m := v.from; m <= v.to; m++ {
+			fmt.Fprintf(&b, "inference_requests_total{%s} %g %d\n", labels, float64(m-v.from)*v.perMin, ts(m))
+		}
+	}
+	b.WriteString("# EOF\n")
+	return b.String()
+}
+
+// TestBaselineInPlaceUpgradeFallsOffACliff is the brief's headline case: the new version has 0
+// days of its own history, yet its baseline has a ratio (10, exactly the P95s' ratio), judged
+// against the model's previous days on the instance (reference=model), and status P0 at once.
+// Without the model's reference its ratio is empty and nothing can fire.
+func TestBaselineInPlaceUpgradeFallsOffACliff(t *testing.T) {
+	promtest.RequireBinary(t, "promtool")
+	dir := t.TempDir()
+	om := filepath.Join(dir, "upgrade.om")
+	if err := os.WriteFile(om, []byte(upgradeHistory()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	if err := promtest.CreateBlocks(context.Background(), om, data); err != nil {
+		t.Fatal(err)
+	}
+	srv := promtest.Start(t, promtest.Options{DataDir: data})
+	c, err := prom.New(srv.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(context.Background(), Config{Prom: c, Profile: "custom", WarmupWindow: 2 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := bed{e: e}
+	at := func(m int) time.Time { return upgradeT0.Add(time.Duration(m) * time.Minute) }
+	res := b.run(t, `{"queryType":"baseline","model":"ranker","instance":"node-x:8000","by":"instance","days":3,"minDays":3,"warmupFilter":false}`,
+		at(upgradeAt+10), at(upgradeAt+40), time.Minute)
+	if !hasNotice(res, "ranker v2", "judged against the model's baseline") {
+		t.Errorf("no notice naming the new version: %v", res.Notices)
+	}
+	l := map[string]string{"model_name": "ranker", "model_version": "v2", "instance": "node-x:8000", MeasureLabel: "p95", ReferenceLabel: ReferenceModel}
+	current, base, ratio, status, days := pick(t, res, "current", l), pick(t, res, "baseline", l), pick(t, res, "ratio", l), pick(t, res, "status", l), pick(t, res, "days", l)
+	for i, ms := range ratio.T {
+		ts := msTime(ms).Format(time.RFC3339)
+		if !near(current.V[i], 0.4875, relTol) || !near(base.V[i], 0.04875, relTol) || !near(ratio.V[i], 10, relTol) {
+			t.Errorf("at %s: current %.9g / baseline %.9g = %.6g, want 0.4875 / 0.04875 = 10", ts, current.V[i], base.V[i], ratio.V[i])
+		}
+		if days.V[i] != 3 || status.V[i] != 2 {
+			t.Errorf("at %s: %v days, status %v; want 3 days of the model and P0", ts, days.V[i], status.V[i])
+		}
+	}
+	if len(ratio.T) != 31 {
+		t.Errorf("%d points", len(ratio.T))
 	}
 }

@@ -114,7 +114,9 @@ type baselineGroup struct {
 	q      float64
 	res    derive.BaselineResult
 	judged bool
-	ref    string
+	// modelTried: the model's reference was computed (and taken where it judges some point).
+	modelTried bool
+	ref        string
 }
 
 func (bq baselineQuery) Run(ctx context.Context, x *Exec) error {
@@ -177,40 +179,53 @@ func keyOf(m profile.Measure, q float64, model bool) histKey {
 // judge computes each group's baseline against the version's own previous days or, where those
 // judge no point for want of days (a new version), against the model's on the same instances,
 // all versions together. first is the role's measure m's history per version; the fallback
-// measure's and the model's histories are read in one more round, only when a group needs them.
+// measure's and the model's histories are read in further rounds, only when a group needs them
+// (at most two: a fallback group's own history, then its model's).
 func (bq baselineQuery) judge(ctx context.Context, x *Exec, groups []*baselineGroup, m profile.Measure, q float64, first map[string][]point, by []string) error {
 	hist := map[histKey]map[string][]point{keyOf(m, q, false): first}
 	out, _ := x.Grid()
 	byModel := slices.DeleteFunc(slices.Clone(by), func(l string) bool { return l == x.versionLabel })
-	type read struct {
-		m profile.Measure
-		q float64
-		k histKey
-	}
-	var reads []read
-	want := func(m profile.Measure, q float64, model bool) {
-		k := keyOf(m, q, model)
-		if _, ok := hist[k]; !ok && !slices.ContainsFunc(reads, func(r read) bool { return r.k == k }) {
-			reads = append(reads, read{m, q, k})
-		}
-	}
-	for _, g := range groups {
-		own, ok := hist[keyOf(g.m, g.q, false)]
-		if !ok { // a fallback group: its own history and, should it be new, its model's
-			want(g.m, g.q, false)
-			if bq.modelReference(x, g) {
-				want(g.m, g.q, true)
+	var newVersions []string
+	for {
+		var reads []historyRead
+		want := func(m profile.Measure, q float64, model bool) {
+			k := keyOf(m, q, model)
+			if !slices.ContainsFunc(reads, func(r historyRead) bool { return r.k == k }) {
+				reads = append(reads, historyRead{m, q, k})
 			}
-			continue
 		}
-		if err := g.judge(own, g.c.Labels, out, bq.opt); err != nil {
-			return err
+		for _, g := range groups {
+			if !g.judged {
+				own, ok := hist[keyOf(g.m, g.q, false)]
+				if !ok { // a fallback group: its own measure's history first
+					want(g.m, g.q, false)
+					continue
+				}
+				if err := g.judge(own, g.c.Labels, out, bq.opt); err != nil {
+					return err
+				}
+			}
+			if g.modelTried || !tooFewDays(g.res) || !bq.modelReference(x, g) {
+				continue
+			}
+			mh, ok := hist[keyOf(g.m, g.q, true)]
+			if !ok {
+				want(g.m, g.q, true)
+				continue
+			}
+			g.modelTried = true
+			alt := &baselineGroup{c: g.c}
+			if err := alt.judge(mh, copyWithout(g.c.Labels, x.versionLabel), out, bq.opt); err != nil {
+				return err
+			}
+			if !tooFewDays(alt.res) {
+				g.res, g.ref = alt.res, ReferenceModel
+				newVersions = append(newVersions, x.displayName(g.c.Labels, ""))
+			}
 		}
-		if tooFewDays(g.res) && bq.modelReference(x, g) {
-			want(g.m, g.q, true)
+		if len(reads) == 0 {
+			break
 		}
-	}
-	if len(reads) > 0 {
 		got := make([]map[string][]point, len(reads))
 		fns := make([]func(context.Context) error, len(reads))
 		for i, r := range reads {
@@ -230,31 +245,18 @@ func (bq baselineQuery) judge(ctx context.Context, x *Exec, groups []*baselineGr
 			hist[r.k] = got[i]
 		}
 	}
-	var newVersions []string
-	for _, g := range groups {
-		if !g.judged {
-			if err := g.judge(hist[keyOf(g.m, g.q, false)], g.c.Labels, out, bq.opt); err != nil {
-				return err
-			}
-		}
-		mh, ok := hist[keyOf(g.m, g.q, true)]
-		if !ok || !tooFewDays(g.res) || !bq.modelReference(x, g) {
-			continue
-		}
-		alt := &baselineGroup{c: g.c, m: g.m, q: g.q}
-		if err := alt.judge(mh, copyWithout(g.c.Labels, x.versionLabel), out, bq.opt); err != nil {
-			return err
-		}
-		if !tooFewDays(alt.res) {
-			g.res, g.ref = alt.res, ReferenceModel
-			newVersions = append(newVersions, x.displayName(g.c.Labels, ""))
-		}
-	}
 	if len(newVersions) > 0 {
 		x.Notice(Info, fmt.Sprintf("%s: fewer than %d previous days of history of this version (a new version): judged against the model's baseline on the same instances, all versions together (%s=%s)",
 			strings.Join(newVersions, ", "), bq.opt.MinDays, ReferenceLabel, ReferenceModel))
 	}
 	return nil
+}
+
+// historyRead is one history the baseline still needs: a measure's statistic, keyed.
+type historyRead struct {
+	m profile.Measure
+	q float64
+	k histKey
 }
 
 // judge computes the group's baseline from the history hist keeps under labels' key.

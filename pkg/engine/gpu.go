@@ -74,7 +74,8 @@ const (
 // AllGPUMetrics lists the measurements in their display order.
 var AllGPUMetrics = []GPUMetric{GPUUtil, GPUEngineActive, GPUTensorActive, GPUDRAMActive, GPUMemory, GPUTemperature, GPUPower}
 
-// gpuProfiling are the measurements only dcgm-exporter's profiling fields give: where
+// gpuProfiling are the activity measurements of dcgm-exporter's profiling fields and of the
+// probe's GPU performance monitor (Hopper and later): where
 // Prometheus lists none of their names they are not queried and read "not measured".
 var gpuProfiling = map[GPUMetric]gpufields.Signal{
 	GPUEngineActive: gpufields.EngineActive, GPUTensorActive: gpufields.TensorActive, GPUDRAMActive: gpufields.DRAMActive,
@@ -83,7 +84,7 @@ var gpuProfiling = map[GPUMetric]gpufields.Signal{
 // profilingNotMeasured says why a profiling measurement has no value.
 func profilingNotMeasured(m GPUMetric) string {
 	return gpufields.Of(gpuProfiling[m]).NotMeasured() +
-		" (dcgm-exporter's profiling fields: in its default counters file from 4.x, on data-center GPUs; the Inferscope probe and Triton do not read them)"
+		" (dcgm-exporter's profiling fields, in its default counters file from 4.x on data-center GPUs; the Inferscope probe on Hopper and later GPUs; Triton does not read them)"
 }
 
 // GPU memory thresholds of the brief: warn above 85 %, urgent above 92 %.

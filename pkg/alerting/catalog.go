@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inferscope/inferscope/pkg/engine"
+	"github.com/inferscope/inferscope/pkg/gpufields"
 	"github.com/inferscope/inferscope/pkg/profile"
 )
 
@@ -61,6 +63,10 @@ type Rule struct {
 	// UnavailableOn, over several servers, says for each server that cannot feed the rule why
 	// (the rule is rendered for the others).
 	UnavailableOn map[string]string `json:"unavailableOn,omitempty"`
+	// NotMeasured, when the fleet's metric names are known (Params.SetPresent), says that the
+	// rule's signal is exported by none of its exporters there and what to enable: the rule is
+	// rendered, but cannot fire until the signal is exported — it is not a reading of 0.
+	NotMeasured string `json:"notMeasured,omitempty"`
 }
 
 type spec struct {
@@ -172,6 +178,21 @@ var specs = []spec{
 		},
 	},
 	{
+		id: "xid-p1", alert: "InferscopeGPUXID", title: "XID error on a GPU", sev: P1, scope: ScopeGPU,
+		cond: func(p Params) string {
+			return fmt.Sprintf("an XID event of any code on the GPU within the last %s, each event counted once whichever form its exporter writes", promDuration(p.XIDWindow))
+		},
+		hold: at(0),
+		why: "The driver reported a GPU fault. The code says which: some are hardware (48/94/95 ECC, 79 off the bus, 119/120 GSP), for which the node is drained; some are the application's (13, 31, 43: restart it). " +
+			"What users feel pages through latency, errors and idle GPU; look at the code (err_code/err_msg) and the models on the GPU.",
+		needs: func(b *builder) string {
+			if b.xidEvents(time.Minute) == "" {
+				return "the GPU naming " + b.p.GPUNaming + " has no XID field"
+			}
+			return ""
+		},
+	},
+	{
 		id: "gpumem-forecast-p2", alert: "InferscopeGPUMemoryForecast", title: "GPU memory heading for the limit", sev: P2, scope: ScopeGPU,
 		cond: func(p Params) string {
 			return fmt.Sprintf("the %s trend of GPU memory crosses %s within %s", promDuration(p.ForecastWindow), pct(p.ForecastThreshold), promDuration(p.ForecastHorizon))
@@ -222,6 +243,7 @@ func Catalog(p Params) ([]Rule, error) {
 		d := s.hold(p)
 		out[i] = Rule{ID: s.id, Alert: s.alert, Title: s.title, Severity: s.sev, Scope: s.scope,
 			Condition: s.cond(p), For: d, ForText: promDuration(d), Why: s.why}
+		out[i].NotMeasured = notMeasured(p, s)
 		if len(bs) == 1 {
 			out[i].Unavailable = s.needs(bs[0])
 			continue
@@ -261,4 +283,46 @@ func specByID(id string) (spec, bool) {
 		}
 	}
 	return spec{}, false
+}
+
+// gpuSignals are the GPU signals each GPU rule reads (a memory rule also reads the KV cache of
+// the servers that pre-allocate).
+var gpuSignals = map[string][]gpufields.Signal{
+	"gpumem-p0": {gpufields.MemUsed}, "gpumem-p1": {gpufields.MemUsed}, "gpumem-forecast-p2": {gpufields.MemUsed},
+	"gpu-idle-p0": {gpufields.Util}, "xid-p1": {gpufields.XID},
+}
+
+// notMeasured says why a GPU rule's signal is not measured on the fleet (none of its names, of
+// the exporters the GPU naming admits, is in Prometheus), "" when it is or nothing is known.
+func notMeasured(p Params, s spec) string {
+	if p.present == nil {
+		return ""
+	}
+	if s.id == "gpumem-p0" || s.id == "gpumem-p1" {
+		for _, n := range engine.KVCacheNames() {
+			if p.present[n] {
+				return ""
+			}
+		}
+	}
+	b := &builder{p: p}
+	var whys []string
+	for _, sig := range gpuSignals[s.id] {
+		f := gpufields.Of(sig)
+		found := false
+		for _, x := range b.gpuExporters() {
+			for _, n := range f.Names {
+				found = found || (n.Exporter == x && p.present[n.Metric])
+			}
+		}
+		if found {
+			continue
+		}
+		why := "not measured here: " + f.NotMeasured()
+		if sig == gpufields.XID {
+			why += "; dcgm-exporter's default counters file has DCGM_FI_DEV_XID_ERRORS (keep it in a custom one), or enable DCGM_EXP_XID_ERRORS_COUNT (--xid-count-window-size), or run inferscope-probe"
+		}
+		whys = append(whys, why)
+	}
+	return strings.Join(whys, "; ")
 }

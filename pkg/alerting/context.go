@@ -92,6 +92,8 @@ func (c ctx) valueText(s spec) string {
 		return fmt.Sprintf(`{{ humanizePercentage %s }} of baseline`, c.value)
 	case "warmup-long-p2":
 		return "not ready"
+	case "xid-p1":
+		return fmt.Sprintf(`{{ printf "%%.0f" %s }} XID events`, c.value)
 	}
 	return fmt.Sprintf("{{ humanizePercentage %s }}", c.value)
 }
@@ -119,6 +121,8 @@ func (c ctx) summary(s spec) string {
 		return fmt.Sprintf(`%s: cache hit rate is {{ humanizePercentage %s }} of its baseline`, who, c.value)
 	case "warmup-long-p2":
 		return fmt.Sprintf(`%s: still not ready %s after start`, who, promDuration(p.WarmupMaxLoad))
+	case "xid-p1":
+		return fmt.Sprintf(`%s: XID events in the last %s: {{ printf "%%.0f" %s }}`, who, promDuration(p.XIDWindow), c.value)
 	}
 	return who
 }

@@ -308,6 +308,10 @@ func grafanaMainQuery(p Params, b *builder, s spec) (map[string]any, int64, bool
 		return map[string]any{"queryType": "promql", "expr": expr, "legendFormat": ""}, tenMin, true
 	case "warmup-long-p2":
 		return map[string]any{"queryType": "promql", "expr": b.warmupLong(), "legendFormat": ""}, tenMin, true
+	case "xid-p1":
+		// The Prometheus rendering's count, its node also under "node" as the GPU types name it.
+		expr := fmt.Sprintf("label_replace(\n%s,\n\"node\", \"$1\", %s, \"(.+)\")", indent(b.xidEvents(p.XIDWindow)), prom.Quote(NodeLabel))
+		return map[string]any{"queryType": "promql", "expr": expr, "legendFormat": ""}, tenMin, false
 	}
 	panic("alerting: no Grafana query for rule " + s.id)
 }

@@ -117,6 +117,7 @@ func (b *builder) promRules(service, gpu bool, fleet []*builder) []PromRule {
 		"errors-p0": fmt.Sprintf("%s > %s", b.rec(RecErrors), fmtFloat(p.ErrorRatio)),
 		"jitter-p1": fmt.Sprintf("%s > %s", b.rec(RecJitter), fmtFloat(p.JitterRatio)),
 		"queue-p1":  fmt.Sprintf("%s > %s", b.rec(RecQueueShare), fmtFloat(p.QueueShare)),
+		"xid-p1":    fmt.Sprintf("(\n%s\n) > 0", indent(b.xidEvents(p.XIDWindow))),
 		"gpumem-forecast-p2": fmt.Sprintf("(\n  predict_linear((%s)[%s:%s], %s) > %s\n  and %s <= %s\n)\nunless %s %s\nunless %s %s",
 			b.gpuMemory(), promDuration(p.ForecastWindow), promDuration(p.SubqueryStep), fmtSeconds(p.ForecastHorizon),
 			fmtFloat(p.ForecastThreshold), RecGPUMemory, fmtFloat(p.ForecastThreshold), on(NodeLabel), RecNodeWarming, on(NodeLabel), b.kvCacheByNode()),
@@ -267,6 +268,11 @@ func unavailable(p Params) string {
 	for _, r := range rules {
 		if r.Unavailable != "" {
 			fmt.Fprintf(&b, "# Not rendered: %s (%s): %s\n", r.ID, r.Title, strings.ReplaceAll(r.Unavailable, "\n", " "))
+		}
+	}
+	for _, r := range rules {
+		if r.NotMeasured != "" && r.Unavailable == "" {
+			fmt.Fprintf(&b, "# Rendered but not measured on this fleet, so it cannot fire: %s (%s): %s\n", r.ID, r.Title, strings.ReplaceAll(r.NotMeasured, "\n", " "))
 		}
 	}
 	for _, server := range p.ProfileNames() {

@@ -486,3 +486,34 @@ func indent(s string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// xidEvents counts the XID events of each GPU in the last w (labels: NodeLabel, gpu), each
+// event once, with engine.XIDEvents — the count triage reads — for every XID name of the
+// exporters the rules read: the probe's counter by code, dcgm-exporter's last-value gauge
+// (new err_code series included) and its windowed count (DCGM_EXP_XID_ERRORS_COUNT, at its
+// default window). The names are joined with `or`, best first, per series of one exporter
+// target, so a node whose exporter writes two of them is read from the better one; a GPU without
+// any XID series has no value (not measured), never 0.
+func (b *builder) xidEvents(w time.Duration) string {
+	by := strings.Join(nonEmpty2("gpu", b.instance, "hostname", "Hostname", "node"), ", ")
+	var alts []string
+	for _, x := range b.gpuExporters() {
+		for _, n := range gpufields.Of(gpufields.XID).Names {
+			if n.Exporter != x {
+				continue
+			}
+			sel := func(extra ...prom.Matcher) (string, error) {
+				return prom.Selector(n.Metric, append(prom.EqAll(n.Matchers), extra...)...)
+			}
+			expr, err := engine.XIDEvents(n, sel, by, w, nil)
+			if err != nil {
+				panic("alerting: " + err.Error()) // the table's XID names are fixed
+			}
+			alts = append(alts, "("+expr+")")
+		}
+	}
+	if len(alts) == 0 {
+		return ""
+	}
+	return b.gpuKey(strings.Join(alts, "\nor\n"))
+}

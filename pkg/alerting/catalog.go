@@ -89,27 +89,21 @@ var specs = []spec{
 	{
 		id: "latency-p0", alert: "InferscopeLatencyCritical", title: "Latency far above its baseline", sev: P0, scope: ScopeService,
 		cond: func(p Params) string {
-			return fmt.Sprintf("P%s latency > %s× the mean of the same ±%s time-of-day window on the previous %d days (at least %d with data)",
+			return fmt.Sprintf("P%s latency (the mean on servers without a latency histogram) > %s× the mean of the same ±%s time-of-day window on the previous %d days (at least %d with data; a version with fewer is judged against its model's baseline on the instance)",
 				fmtFloat(p.LatencyQuantile*100), fmtFloat(p.LatencyCritRatio), promDuration(p.BaselineWindow), p.BaselineDays, p.BaselineMinDays)
 		},
-		hold: func(p Params) time.Duration { return p.LatencyCritFor },
-		why:  "Users feel it now. Row 1 of the overview first (anything saturated?), then did QPS change with it, then the queue/compute split.",
-		needs: func(b *builder) string {
-			_, why := b.measure(profile.Latency, profile.Histogram)
-			return why
-		},
+		hold:  func(p Params) time.Duration { return p.LatencyCritFor },
+		why:   "Users feel it now. Row 1 of the overview first (anything saturated?), then did QPS change with it, then the queue/compute split.",
+		needs: latencyNeeds,
 	},
 	{
 		id: "latency-p1", alert: "InferscopeLatencyHigh", title: "Latency above its baseline", sev: P1, scope: ScopeService,
 		cond: func(p Params) string {
-			return fmt.Sprintf("P%s latency > %s× its same-time-of-day baseline", fmtFloat(p.LatencyQuantile*100), fmtFloat(p.LatencyWarnRatio))
+			return fmt.Sprintf("P%s latency (the mean on servers without a latency histogram) > %s× its same-time-of-day baseline", fmtFloat(p.LatencyQuantile*100), fmtFloat(p.LatencyWarnRatio))
 		},
-		hold: func(p Params) time.Duration { return p.LatencyWarnFor },
-		why:  "A sustained rise that has not reached the P0 line yet; compare with yesterday at the same time.",
-		needs: func(b *builder) string {
-			_, why := b.measure(profile.Latency, profile.Histogram)
-			return why
-		},
+		hold:  func(p Params) time.Duration { return p.LatencyWarnFor },
+		why:   "A sustained rise that has not reached the P0 line yet; compare with yesterday at the same time.",
+		needs: latencyNeeds,
 	},
 	{
 		id: "gpumem-p0", alert: "InferscopeGPUMemoryCritical", title: "GPU memory nearly full", sev: P0, scope: ScopeGPU,
@@ -325,4 +319,14 @@ func notMeasured(p Params, s spec) string {
 		whys = append(whys, why)
 	}
 	return strings.Join(whys, "; ")
+}
+
+// latencyNeeds: the latency rules read a latency histogram's quantile or, on a server without
+// one (Triton without histograms, TorchServe), its mean latency.
+func latencyNeeds(b *builder) string {
+	if _, why := b.measure(profile.Latency, profile.Histogram); why == "" {
+		return ""
+	}
+	_, why := b.latencyMeasure()
+	return why
 }

@@ -201,7 +201,7 @@ func grafanaRule(p Params, b *builder, s spec, orgID int64, fleet []*builder) Gr
 	// Labels the data query's series carry: the engine's service types, queried by instance,
 	// keep model/version/instance apart, its GPU types node/gpu; the promql ones carry what the
 	// expression groups by.
-	c := ctx{b: b, value: "$values." + refReduce + ".Value", node: "node"}
+	c := ctx{b: b, value: "$values." + refReduce + ".Value", node: "node", fleet: fleet}
 	var qpsBy []string
 	switch {
 	case s.scope == ScopeGPU:

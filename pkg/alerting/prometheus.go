@@ -14,21 +14,24 @@ import (
 // recorded so that the alert expressions stay short and the numbers can be graphed; the
 // baselines read history through subqueries, so they work from the first evaluation on.
 const (
-	RecLatency         = "inferscope:latency_quantile:seconds"
-	RecLatencyDayMean  = "inferscope:latency_quantile:day_mean_seconds"
-	RecLatencyBaseline = "inferscope:latency_quantile:baseline_seconds"
-	RecLatencyRatio    = "inferscope:latency_quantile:baseline_ratio"
-	RecJitter          = "inferscope:latency_p99_over_p50:ratio"
-	RecErrors          = "inferscope:errors:ratio"
-	RecQueueShare      = "inferscope:queue_time:share"
-	RecNodeWarming     = "inferscope:node_warming"
-	RecGPUMemory       = "inferscope:gpu_memory_used:ratio"
-	RecNodeQPS         = "inferscope:node_requests:rate"
-	RecNodeQPSDayMean  = "inferscope:node_requests:day_mean_rate"
-	RecNodeQPSBaseline = "inferscope:node_requests:baseline_rate"
-	RecCacheHits       = "inferscope:cache_hits:ratio"
-	RecCacheDayMean    = "inferscope:cache_hits:day_mean_ratio"
-	RecCacheBaseline   = "inferscope:cache_hits:baseline_ratio"
+	RecLatency        = "inferscope:latency_quantile:seconds"
+	RecLatencyDayMean = "inferscope:latency_quantile:day_mean_seconds"
+	// RecLatencyModelDayMean is the day means per model and instance, all versions together:
+	// the baseline of a version too new to have its own.
+	RecLatencyModelDayMean = "inferscope:latency_quantile:model_day_mean_seconds"
+	RecLatencyBaseline     = "inferscope:latency_quantile:baseline_seconds"
+	RecLatencyRatio        = "inferscope:latency_quantile:baseline_ratio"
+	RecJitter              = "inferscope:latency_p99_over_p50:ratio"
+	RecErrors              = "inferscope:errors:ratio"
+	RecQueueShare          = "inferscope:queue_time:share"
+	RecNodeWarming         = "inferscope:node_warming"
+	RecGPUMemory           = "inferscope:gpu_memory_used:ratio"
+	RecNodeQPS             = "inferscope:node_requests:rate"
+	RecNodeQPSDayMean      = "inferscope:node_requests:day_mean_rate"
+	RecNodeQPSBaseline     = "inferscope:node_requests:baseline_rate"
+	RecCacheHits           = "inferscope:cache_hits:ratio"
+	RecCacheDayMean        = "inferscope:cache_hits:day_mean_ratio"
+	RecCacheBaseline       = "inferscope:cache_hits:baseline_ratio"
 )
 
 // Long expressions and templates stay on one line in the YAML (yaml.v2 would fold them at 80
@@ -164,11 +167,19 @@ func (b *builder) recordings(service, gpu bool, available map[string]bool) []Pro
 	}
 	g := b.group()
 	if service && (available["latency-p0"] || available["latency-p1"]) {
-		current := b.steady(b.quantile(profile.Latency, p.LatencyQuantile))
+		current := b.steady(b.latency(g))
 		record(RecLatency, current)
 		record(RecLatencyDayMean, b.dayMeans(current))
-		record(RecLatencyBaseline, fmt.Sprintf("avg without (%s) (%s)\nand %s\ncount without (%s) (%s) >= %d",
-			dayLabel, b.rec(RecLatencyDayMean), on(g...), dayLabel, b.rec(RecLatencyDayMean), p.BaselineMinDays))
+		// A version without baselineMinDays of history (a new one) is judged against its
+		// model's baseline on the instance, whatever the versions it was made of.
+		mg := b.modelGroup()
+		record(RecLatencyModelDayMean, b.dayMeans(b.steady(b.latency(mg))))
+		// A day counts when it served requests: a version exported without traffic (Triton lists
+		// every loaded version at 0) has NaN day means, which are no data.
+		day, modelDay := "("+b.rec(RecLatencyDayMean)+" > 0)", "("+b.rec(RecLatencyModelDayMean)+" > 0)"
+		record(RecLatencyBaseline, fmt.Sprintf("(\n  avg without (%s) %s\n  and %s\n  count without (%s) %s >= %d\n)\nor\n(\n  0 * %s\n  + %s group_left ()\n  (avg without (%s) %s and %s count without (%s) %s >= %d)\n)",
+			dayLabel, day, on(g...), dayLabel, day, p.BaselineMinDays,
+			b.rec(RecLatency), on(mg...), dayLabel, modelDay, on(mg...), dayLabel, modelDay, p.BaselineMinDays))
 		record(RecLatencyRatio, b.rec(RecLatency)+" / "+b.rec(RecLatencyBaseline))
 	}
 	if service && available["jitter-p1"] {

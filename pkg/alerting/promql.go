@@ -183,16 +183,46 @@ func (b *builder) requestSelector() string {
 }
 
 // quantile is the role's histogram quantile per service series.
-func (b *builder) quantile(r profile.Role, q float64) string {
+func (b *builder) quantile(r profile.Role, q float64) string { return b.quantileBy(r, q, b.group()) }
+
+// quantileBy is the role's histogram quantile per label set g.
+func (b *builder) quantileBy(r profile.Role, q float64, g []string) string {
 	m, _ := b.measure(r, profile.Histogram)
 	return fmt.Sprintf("histogram_quantile(%s, sum %s (rate(%s%s)))",
-		fmtFloat(q), by(append([]string{"le"}, b.group()...)...), selector(m.Metrics, "_bucket", m.Matchers), b.window(b.p.RateWindow))
+		fmtFloat(q), by(append([]string{"le"}, g...)...), selector(m.Metrics, "_bucket", m.Matchers), b.window(b.p.RateWindow))
 }
 
 // mean is the role's mean per service series, in seconds.
 func (b *builder) mean(r profile.Role) string {
 	m, _ := b.measure(r, profile.Histogram, profile.Summary, profile.MicrosecondCounter)
-	g := b.group()
+	return b.meanOf(m, b.group())
+}
+
+// latencyIsMean: the server has no latency histogram (Triton without histograms, TorchServe),
+// so the latency rules judge its mean latency.
+func (b *builder) latencyIsMean() bool { return !b.has(profile.Latency, profile.Histogram) }
+
+// latencyMeasure is the measure the latency rules read on a mean-only server: the duration
+// counter where the server has one (always exported), else a summary's _sum/_count.
+func (b *builder) latencyMeasure() (profile.Measure, string) {
+	if m, why := b.measure(profile.Latency, profile.MicrosecondCounter); why == "" {
+		return m, ""
+	}
+	return b.measure(profile.Latency, profile.Summary)
+}
+
+// latency is what the latency rules compare with its baseline, per label set g: the quantile of
+// the latency histogram, or on a mean-only server the mean latency.
+func (b *builder) latency(g []string) string {
+	if !b.latencyIsMean() {
+		return b.quantileBy(profile.Latency, b.p.LatencyQuantile, g)
+	}
+	m, _ := b.latencyMeasure()
+	return b.meanOf(m, g)
+}
+
+// meanOf is a measure's mean per label set g, in seconds.
+func (b *builder) meanOf(m profile.Measure, g []string) string {
 	switch m.Kind {
 	case profile.Histogram, profile.Summary:
 		return fmt.Sprintf("(%s / %s)", b.rateSum(m.Metrics, "_sum", m.Matchers, g), b.rateSum(m.Metrics, "_count", m.Matchers, g))

@@ -88,7 +88,9 @@ func TestPromtoolMeanOnlyServersGetLatencyAlerts(t *testing.T) {
 	}
 }
 
-func contains(s, sub string) bool { return len(sub) == 0 || (len(s) >= len(sub) && indexOf(s, sub) >= 0) }
+func contains(s, sub string) bool {
+	return len(sub) == 0 || (len(s) >= len(sub) && indexOf(s, sub) >= 0)
+}
 
 func indexOf(s, sub string) int {
 	for i := 0; i+len(sub) <= len(s); i++ {
@@ -159,4 +161,40 @@ func cliffAnnotations(p Params, ratio float64) map[string]string {
 	a["dashboard"] = strings.Replace(a["dashboard"], "var-version=v1", "var-version=v2", 1)
 	a["triage"] = strings.Replace(a["triage"], "version=v1", "version=v2", 1)
 	return a
+}
+
+// TestPromtoolForecastIgnoresARestartDip: a restart frees the GPU's memory and the model
+// reloads it (84 % → 0 → 30 % → 60 % → 84 %). A trend fitted over that dip rises steeply for
+// the next half hour and predicted a crossing of 92 % — a P2 from a warm-up. The forecast fits
+// steady samples only (those of a warming node left out, as the data source's forecast does),
+// so it stays quiet; the unmasked fit is shown to cross.
+func TestPromtoolForecastIgnoresARestartDip(t *testing.T) {
+	p := testParams()
+	restart := incidentAt
+	node := server("node-a:8000", "recsys")
+	node.starts = []int{-10000, restart}
+	node.notReady = [][2]int{{restart, restart + 1}}
+	s := svc("node-a:8000", "recsys", phase{0, restart, 1000, steady}, phase{restart + 1, totalMin, 1000, steady})
+	s.restarts = []int{restart}
+	g := busyGPU("node-a", 0, 0)
+	g.memory = func(m int) float64 {
+		if v, ok := map[int]float64{restart: 0, restart + 1: 0.3, restart + 2: 0.6}[m]; ok {
+			return v
+		}
+		return 0.84
+	}
+	var cases []alertCase
+	for m := restart; m <= restart+40; m += 3 {
+		cases = append(cases, none(m, "InferscopeGPUMemoryForecast", "InferscopeGPUMemoryHigh", "InferscopeGPUMemoryCritical")...)
+	}
+	unmasked := fmt.Sprintf(`count(predict_linear(%s[30m:1m], 3600) > 0.92)`, RecGPUMemory)
+	test := promtoolTest{
+		Name:          "a restart's memory dip is not a trend",
+		fleet:         []interface{ write(int) []series }{node, s, g},
+		AlertRuleTest: cases,
+		PromqlTest: []promqlCase{
+			{Expr: unmasked, EvalTime: evalAt(restart + 25), ExpSamples: []expSample{{"{}", 1}}},
+		},
+	}
+	runPromtool(t, p, []promtoolTest{test})
 }

@@ -110,7 +110,9 @@ func (b *builder) promRules(service, gpu bool, fleet []*builder) []PromRule {
 		"latency-p0": fmt.Sprintf("%s > %s", b.rec(RecLatencyRatio), fmtFloat(p.LatencyCritRatio)),
 		"latency-p1": fmt.Sprintf("%s > %s", b.rec(RecLatencyRatio), fmtFloat(p.LatencyWarnRatio)),
 		"gpumem-p0":  b.memoryAbove(p.GPUMemCrit),
-		"gpumem-p1":  b.memoryAbove(p.GPUMemWarn),
+		// The P1 leaves the range above the P0 line to the P0 rule, as the Grafana rendering's
+		// condition does (ruleCondition), so both renderings fire the same episodes.
+		"gpumem-p1": fmt.Sprintf("(\n%s\n)\nunless %s (\n%s\n)", indent(b.memoryAbove(p.GPUMemWarn)), on(NodeLabel, "gpu"), indent(b.memoryAbove(p.GPUMemCrit))),
 		// On a fleet the node recordings carry ServerLabel: the idle GPU counts as under traffic
 		// when any server on its node is above its own baseline (set operations take the
 		// duplicates on their right), and as warming when any server there is.
@@ -121,8 +123,10 @@ func (b *builder) promRules(service, gpu bool, fleet []*builder) []PromRule {
 		"jitter-p1": fmt.Sprintf("%s > %s", b.rec(RecJitter), fmtFloat(p.JitterRatio)),
 		"queue-p1":  fmt.Sprintf("%s > %s", b.rec(RecQueueShare), fmtFloat(p.QueueShare)),
 		"xid-p1":    fmt.Sprintf("(\n%s\n) > 0", indent(b.xidEvents(p.XIDWindow))),
-		"gpumem-forecast-p2": fmt.Sprintf("(\n  predict_linear((%s)[%s:%s], %s) > %s\n  and %s <= %s\n)\nunless %s %s\nunless %s %s",
-			b.gpuMemory(), promDuration(p.ForecastWindow), promDuration(p.SubqueryStep), fmtSeconds(p.ForecastHorizon),
+		// The trend is fitted on steady samples only, as the data source's forecast does: a
+		// restart's dip and reload are not a trend.
+		"gpumem-forecast-p2": fmt.Sprintf("(\n  predict_linear((%s unless %s %s)[%s:%s], %s) > %s\n  and %s <= %s\n)\nunless %s %s\nunless %s %s",
+			RecGPUMemory, on(NodeLabel), RecNodeWarming, promDuration(p.ForecastWindow), promDuration(p.SubqueryStep), fmtSeconds(p.ForecastHorizon),
 			fmtFloat(p.ForecastThreshold), RecGPUMemory, fmtFloat(p.ForecastThreshold), on(NodeLabel), RecNodeWarming, on(NodeLabel), b.kvCacheByNode()),
 		"cache-drop-p2":  fmt.Sprintf("%s / %s < %s", b.rec(RecCacheHits), b.rec(RecCacheBaseline), fmtFloat(p.CacheDropRatio)),
 		"warmup-long-p2": b.warmupLong(),

@@ -547,3 +547,26 @@ func (b *builder) xidEvents(w time.Duration) string {
 	}
 	return b.gpuKey(strings.Join(alts, "\nor\n"))
 }
+
+// memorySignal is the memory rules' signal per node and GPU without recordings (the Grafana
+// rendering's query): GPU memory used, or on a node with a KV-cache server its fullest KV cache,
+// nodes where any server of the parameters is warming left out — memoryAbove without the line.
+func (b *builder) memorySignal(p Params) string {
+	bs, err := newBuilders(p)
+	if err != nil {
+		panic("alerting: " + err.Error()) // the parameters were validated
+	}
+	var warming []string
+	for _, fb := range bs {
+		if fb.has(profile.Requests, profile.Counter) {
+			fb.server = ""
+			warming = append(warming, "("+fb.nodeWarming()+")")
+		}
+	}
+	mem, kv := b.gpuMemory(), b.kvCacheByNode()
+	expr := fmt.Sprintf("(\n  (%s unless %s %s)\n  or\n  (0 * %s + %s group_left () %s)\n)", mem, on(NodeLabel), kv, mem, on(NodeLabel), kv)
+	if len(warming) > 0 {
+		expr += fmt.Sprintf("\nunless %s (\n%s\n)", on(NodeLabel), indent(strings.Join(warming, "\nor\n")))
+	}
+	return expr
+}

@@ -46,7 +46,8 @@ type episodeKey struct {
 	start, end    time.Time
 }
 
-// TestGPURenderingsAgreeOnTheTestBed replays the GPU rules of both renderings over the same
+// TestGPURenderingsAgreeOnTheTestBed replays the GPU rules (memory P0/P1, forecast, XID, idle)
+// of both renderings over the same
 // test-bed history — the Grafana-managed rules through the backtest (which evaluates their data
 // queries as Grafana does), the Prometheus rule file by evaluating each alert expression, its
 // recordings inlined, at every evaluation step with the same for-hold — and compares their
@@ -60,7 +61,7 @@ func TestGPURenderingsAgreeOnTheTestBed(t *testing.T) {
 	e, s := enginetest.Start(t, enginetest.Profile("custom"))
 	p := alerting.Defaults()
 	p.Profile = "custom"
-	ids := []string{"gpumem-p0", "gpumem-p1", "gpumem-forecast-p2", "xid-p1"}
+	ids := []string{"gpumem-p0", "gpumem-p1", "gpumem-forecast-p2", "xid-p1", "gpu-idle-p0"}
 	file, err := alerting.PrometheusRules(p)
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -28,9 +29,10 @@ var (
 	fieldRatioCrit = FieldSpec{Name: "ratioCrit", Label: "Critical ratio", Kind: KindNumber, Default: baselineDefaults.P0Ratio, Bounds: "at least ratioWarn",
 		Doc: "P0 above this ratio, at once."}
 	fieldMinDays = FieldSpec{Name: "minDays", Label: "Min days", Kind: KindInt, Default: baselineDefaults.MinDays, Min: 1, Max: 28, Bounds: "at most days",
-		Doc: "Days with data needed to judge a point."}
+		Doc: "Days with data needed to judge a point; a version with fewer is judged against its model's baseline (reference=model)."}
 	baselineSpec = TypeSpec{Name: "baseline", Title: "Baseline", Filters: modelAndInstance, parse: parseBaseline,
-		Doc:    "Current latency quantile against the same time of day on previous days: mean, std, ratio, z-score, status.",
+		Doc: "Current latency quantile (the mean where the server has no percentiles) against the same time of day on previous days: mean, std, ratio, z-score, status; " +
+			"labelled measure (p95 or mean) and reference (version, or model for a version with fewer than minDays days of its own).",
 		Fields: []FieldSpec{fieldQuantile, fieldDays, fieldWindow, fieldRatioWarn, fieldFor, fieldRatioCrit, fieldMinDays, fieldServiceBy}}
 )
 
@@ -89,6 +91,32 @@ var StatusMappings = []ValueMapping{
 	{Value: float64(derive.StatusP0), Text: "P0", Color: "red"},
 }
 
+// Labels every baseline series carries, so that a panel and an alert instance (Grafana-managed
+// alerting reduces each series alone and keeps its labels) say what was compared with what.
+const (
+	// MeasureLabel is the statistic compared: a quantile ("p95") or, on servers that export
+	// only a mean latency (Triton without summaries, TorchServe, a cached Triton model), "mean".
+	MeasureLabel = "measure"
+	// ReferenceLabel is the history the current value is judged against: ReferenceVersion, the
+	// model version's own previous days, or ReferenceModel, the model's previous days on the
+	// same instances with every version together, for a version with fewer than minDays days of
+	// its own (a new version after a deploy).
+	ReferenceLabel   = "reference"
+	ReferenceVersion = "version"
+	ReferenceModel   = "model"
+)
+
+// baselineGroup is one series' baseline: its current statistic, the measure and statistic its
+// history is read with, the result and the reference it was judged against.
+type baselineGroup struct {
+	c      stat
+	m      profile.Measure
+	q      float64
+	res    derive.BaselineResult
+	judged bool
+	ref    string
+}
+
 func (bq baselineQuery) Run(ctx context.Context, x *Exec) error {
 	m, ok, why := x.resolve(profile.Latency)
 	if !ok {
@@ -99,30 +127,175 @@ func (bq baselineQuery) Run(ctx context.Context, x *Exec) error {
 	q := bq.quantile
 	if !hasQuantiles(m) {
 		q = 0
+		x.Notice(Warning, fmt.Sprintf("%s exports no latency percentiles: the baseline compares the mean latency (measure=mean), not the %s, with the mean at the same time of day on the previous days",
+			x.prof.Title, quantileName(bq.quantile)))
 	}
-	what := quantileName(q)
 	by := x.serviceLabels(bq.perInstance)
-	var current []stat
+	var current roleStats
 	var history map[string][]point
 	if err := all(ctx,
-		func(ctx context.Context) (err error) { current, err = x.readLatency(ctx, m, []float64{q}, by); return },
+		func(ctx context.Context) error {
+			rs, err := x.readRoles(ctx, []roleRead{{profile.Latency, m, []float64{q}}}, by)
+			if err == nil {
+				current = rs[0]
+			}
+			return err
+		},
 		func(ctx context.Context) (err error) { history, err = x.baselineHistory(ctx, m, q, by, bq.opt); return },
 	); err != nil {
 		return err
 	}
-	out, _ := x.Grid()
-	missing := false
-	for _, c := range current {
-		if c.Q != q {
+	x.fallbackNotice(m, current)
+	var groups []*baselineGroup
+	for _, c := range current.stats {
+		g := &baselineGroup{c: c, m: m, q: q, ref: ReferenceVersion}
+		if current.fbKeys[groupKey(c.Labels, by)] {
+			g.m, g.q = current.fb, 0
+		} else if c.Q != q {
 			continue
 		}
-		key := labelsText(c.Labels)
-		hist := mergeHistory(history[key], c.Series)
-		res, err := derive.Baseline(hist, out, bq.opt)
-		if err != nil {
-			return fmt.Errorf("baseline of %s: %w", key, err)
+		groups = append(groups, g)
+	}
+	if err := bq.judge(ctx, x, groups, m, q, history, by); err != nil {
+		return err
+	}
+	bq.add(x, groups)
+	return nil
+}
+
+// histKey names one history read: a measure's statistic, per version or per model.
+type histKey struct {
+	metrics string
+	q       float64
+	model   bool // grouped without the version label: the model's reference
+}
+
+func keyOf(m profile.Measure, q float64, model bool) histKey {
+	return histKey{strings.Join(m.Metrics, "+"), q, model}
+}
+
+// judge computes each group's baseline against the version's own previous days or, where those
+// judge no point for want of days (a new version), against the model's on the same instances,
+// all versions together. first is the role's measure m's history per version; the fallback
+// measure's and the model's histories are read in one more round, only when a group needs them.
+func (bq baselineQuery) judge(ctx context.Context, x *Exec, groups []*baselineGroup, m profile.Measure, q float64, first map[string][]point, by []string) error {
+	hist := map[histKey]map[string][]point{keyOf(m, q, false): first}
+	out, _ := x.Grid()
+	byModel := slices.DeleteFunc(slices.Clone(by), func(l string) bool { return l == x.versionLabel })
+	type read struct {
+		m profile.Measure
+		q float64
+		k histKey
+	}
+	var reads []read
+	want := func(m profile.Measure, q float64, model bool) {
+		k := keyOf(m, q, model)
+		if _, ok := hist[k]; !ok && !slices.ContainsFunc(reads, func(r read) bool { return r.k == k }) {
+			reads = append(reads, read{m, q, k})
 		}
-		l := c.Labels
+	}
+	for _, g := range groups {
+		own, ok := hist[keyOf(g.m, g.q, false)]
+		if !ok { // a fallback group: its own history and, should it be new, its model's
+			want(g.m, g.q, false)
+			if bq.modelReference(x, g) {
+				want(g.m, g.q, true)
+			}
+			continue
+		}
+		if err := g.judge(own, g.c.Labels, out, bq.opt); err != nil {
+			return err
+		}
+		if tooFewDays(g.res) && bq.modelReference(x, g) {
+			want(g.m, g.q, true)
+		}
+	}
+	if len(reads) > 0 {
+		got := make([]map[string][]point, len(reads))
+		fns := make([]func(context.Context) error, len(reads))
+		for i, r := range reads {
+			labels := by
+			if r.k.model {
+				labels = byModel
+			}
+			fns[i] = func(ctx context.Context) (err error) {
+				got[i], err = x.baselineHistory(ctx, r.m, r.q, labels, bq.opt)
+				return
+			}
+		}
+		if err := all(ctx, fns...); err != nil {
+			return err
+		}
+		for i, r := range reads {
+			hist[r.k] = got[i]
+		}
+	}
+	var newVersions []string
+	for _, g := range groups {
+		if !g.judged {
+			if err := g.judge(hist[keyOf(g.m, g.q, false)], g.c.Labels, out, bq.opt); err != nil {
+				return err
+			}
+		}
+		mh, ok := hist[keyOf(g.m, g.q, true)]
+		if !ok || !tooFewDays(g.res) || !bq.modelReference(x, g) {
+			continue
+		}
+		alt := &baselineGroup{c: g.c, m: g.m, q: g.q}
+		if err := alt.judge(mh, copyWithout(g.c.Labels, x.versionLabel), out, bq.opt); err != nil {
+			return err
+		}
+		if !tooFewDays(alt.res) {
+			g.res, g.ref = alt.res, ReferenceModel
+			newVersions = append(newVersions, x.displayName(g.c.Labels, ""))
+		}
+	}
+	if len(newVersions) > 0 {
+		x.Notice(Info, fmt.Sprintf("%s: fewer than %d previous days of history of this version (a new version): judged against the model's baseline on the same instances, all versions together (%s=%s)",
+			strings.Join(newVersions, ", "), bq.opt.MinDays, ReferenceLabel, ReferenceModel))
+	}
+	return nil
+}
+
+// judge computes the group's baseline from the history hist keeps under labels' key.
+func (g *baselineGroup) judge(hist map[string][]point, labels map[string]string, out []int64, opt derive.BaselineOptions) error {
+	key := labelsText(labels)
+	res, err := derive.Baseline(mergeHistory(hist[key], g.c.Series), out, opt)
+	if err != nil {
+		return fmt.Errorf("baseline of %s: %w", key, err)
+	}
+	g.res, g.judged = res, true
+	return nil
+}
+
+// tooFewDays reports whether the baseline judged none of its points for want of days while some
+// had a current value.
+func tooFewDays(res derive.BaselineResult) bool {
+	few := false
+	for _, r := range res.Reason {
+		if r == derive.ReasonNone {
+			return false
+		}
+		few = few || r == derive.ReasonFewDays
+	}
+	return few
+}
+
+// modelReference reports whether the group can be judged against its model's baseline: it is
+// one version of a model, and its statistic can be taken over every version together (a
+// summary's quantiles cannot: they are per version series and cannot be combined).
+func (bq baselineQuery) modelReference(x *Exec, g *baselineGroup) bool {
+	return x.versionLabel != "" && g.c.Labels[x.versionLabel] != "" && !(g.m.Kind == profile.Summary && g.q > 0)
+}
+
+// add adds each group's series, labelled with the statistic compared and the reference.
+func (bq baselineQuery) add(x *Exec, groups []*baselineGroup) {
+	out, _ := x.Grid()
+	missing := false
+	for _, g := range groups {
+		res, what := g.res, quantileName(g.q)
+		l := maps.Clone(g.c.Labels)
+		l[MeasureLabel], l[ReferenceLabel] = what, g.ref
 		days := make([]float64, len(res.Days))
 		status := make([]float64, len(res.Status))
 		for i := range days {
@@ -132,7 +305,11 @@ func (bq baselineQuery) Run(ctx context.Context, x *Exec) error {
 				missing = true
 			}
 		}
-		ratio := newSeries("ratio", x.displayName(l, what+" / baseline"), UnitNone, l, out, res.Ratio)
+		base := what + " baseline"
+		if g.ref == ReferenceModel {
+			base = what + " model baseline"
+		}
+		ratio := newSeries("ratio", x.displayName(l, what+" / "+strings.TrimPrefix(base, what+" ")), UnitNone, l, out, res.Ratio)
 		ratio.Thresholds = []Threshold{{Value: bq.opt.P1Ratio, Severity: Warning}, {Value: bq.opt.P0Ratio, Severity: Critical}}
 		ratio.Min = ptr(0)
 		st := newSeries("status", x.displayName(l, "status"), UnitNone, l, out, status)
@@ -140,8 +317,8 @@ func (bq baselineQuery) Run(ctx context.Context, x *Exec) error {
 		st.Min, st.Max = ptr(0), ptr(2)
 		x.Add(
 			newSeries("current", x.displayName(l, what), UnitSeconds, l, out, res.Current),
-			newSeries("baseline", x.displayName(l, what+" baseline"), UnitSeconds, l, out, res.Mean),
-			newSeries("std", x.displayName(l, what+" baseline std"), UnitSeconds, l, out, res.Std),
+			newSeries("baseline", x.displayName(l, base), UnitSeconds, l, out, res.Mean),
+			newSeries("std", x.displayName(l, base+" std"), UnitSeconds, l, out, res.Std),
 			ratio,
 			newSeries("zscore", x.displayName(l, "z-score"), UnitNone, l, out, res.Z),
 			newSeries("days", x.displayName(l, "days with data"), UnitNone, l, out, days),
@@ -152,7 +329,6 @@ func (bq baselineQuery) Run(ctx context.Context, x *Exec) error {
 		x.Notice(Info, fmt.Sprintf("some of the %d previous days have no data in their window: they are left out of the baseline (not counted as zero); with fewer than %d days a point is not judged (status 0)",
 			bq.opt.Days, bq.opt.MinDays))
 	}
-	return nil
 }
 
 type point struct {

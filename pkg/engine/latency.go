@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/inferscope/inferscope/pkg/derive"
 	"github.com/inferscope/inferscope/pkg/profile"
@@ -111,13 +112,19 @@ func (jq jitterQuery) Run(ctx context.Context, x *Exec) error {
 	}
 	x.measureNotice(m)
 	if !hasQuantiles(m) {
-		x.Notice(Warning, fmt.Sprintf("%s exports no latency percentiles, so the P99/P50 jitter ratio cannot be computed", x.prof.Title))
+		x.Notice(Warning, fmt.Sprintf("jitter not measured: %s exports no latency percentiles (only a mean), so the P99/P50 ratio cannot be had", x.prof.Title))
 		return nil
 	}
-	stats, err := x.readLatency(ctx, m, []float64{0.99, 0.5}, x.serviceLabels(jq.perInstance))
+	rs, err := x.readRoles(ctx, []roleRead{{profile.Latency, m, []float64{0.99, 0.5}}}, x.serviceLabels(jq.perInstance))
 	if err != nil {
 		return err
 	}
+	if len(rs[0].fellBack) > 0 {
+		// Their mean is all there is: a mean has no P99 or P50.
+		x.Notice(Warning, fmt.Sprintf("jitter not measured for %s: it has no %s series (%s), and its mean (%s) has no P99/P50",
+			strings.Join(rs[0].fellBack, ", "), strings.Join(m.Metrics, "+"), summaryOffReason, strings.Join(rs[0].fb.Metrics, "+")))
+	}
+	stats := rs[0].stats
 	p50 := map[string]derive.Series{}
 	for _, s := range stats {
 		if s.Q == 0.5 {

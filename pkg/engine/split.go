@@ -59,22 +59,29 @@ func (sq splitQuery) Run(ctx context.Context, x *Exec) error {
 	x.Notice(Info, "segments are mean times per request (means add up; percentiles do not)")
 	x.SetPadding(sq.opt.BaselineWindow)
 	by := x.serviceLabels(sq.perInstance)
-	reqs := []latencyReq{{queue, []float64{0}}, {compute, []float64{0}}}
+	reqs := []roleRead{{profile.QueueTime, queue, []float64{0}}, {profile.ComputeTime, compute, []float64{0}}}
 	var gp *gatewayPlan
 	var network, e2e profile.Measure
 	okN := false
 	if x.e.Gateway != nil {
 		gp = x.planGateway(sq.perInstance)
 	} else if network, e2e, okN = networkSegment(x); okN {
-		reqs = append(reqs, latencyReq{network, []float64{0}}, latencyReq{e2e, []float64{0}})
+		reqs = append(reqs, roleRead{profile.NetworkTime, network, []float64{0}}, roleRead{profile.Latency, e2e, []float64{0}})
 	}
 	phases := phaseReqs(x, &reqs)
 	for _, r := range reqs {
 		x.measureNotice(r.m)
 	}
-	read, err := x.readLatencies(ctx, reqs, by)
+	rs, err := x.readRoles(ctx, reqs, by)
 	if err != nil {
 		return err
+	}
+	// A model without the summary of a segment gets that segment's mean from the counters
+	// (Triton's cached models), as in latency.
+	read := make([][]stat, len(rs))
+	for i, r := range rs {
+		x.fallbackNotice(reqs[i].m, r)
+		read[i] = r.stats
 	}
 	qs, cs := read[0], read[1]
 	phases.index(read, by)

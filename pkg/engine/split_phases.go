@@ -14,7 +14,7 @@ type computePhases struct {
 }
 
 // phaseReqs appends the phases' reads to reqs where the server has both.
-func phaseReqs(x *Exec, reqs *[]latencyReq) *computePhases {
+func phaseReqs(x *Exec, reqs *[]roleRead) *computePhases {
 	cp := &computePhases{at: -1}
 	pre, okP, _ := x.resolve(profile.PrefillTime)
 	dec, okD, _ := x.resolve(profile.DecodeTime)
@@ -22,7 +22,7 @@ func phaseReqs(x *Exec, reqs *[]latencyReq) *computePhases {
 		return cp
 	}
 	cp.at = len(*reqs)
-	*reqs = append(*reqs, latencyReq{pre, []float64{0}}, latencyReq{dec, []float64{0}})
+	*reqs = append(*reqs, roleRead{profile.PrefillTime, pre, []float64{0}}, roleRead{profile.DecodeTime, dec, []float64{0}})
 	x.Notice(Info, "compute is also split into its prefill and decode phases (mean seconds per request): "+
 		pre.Metrics[0]+" and "+dec.Metrics[0])
 	return cp

@@ -105,7 +105,7 @@ func (eq errorsQuery) Run(ctx context.Context, x *Exec) error {
 		}
 		m, ok, why := x.resolve(role)
 		if !ok {
-			x.Notice(Info, why)
+			x.Notice(Info, fmt.Sprintf("%s ratio not measured: %s", f.name, why))
 			continue
 		}
 		x.measureNotice(m)

@@ -115,7 +115,7 @@ export const GENERATED_QUERY_TYPES: QueryTypeSpec[] = [
   {
     value: "baseline",
     label: "Baseline",
-    description: "Current latency quantile against the same time of day on previous days: mean, std, ratio, z-score, status.",
+    description: "Current latency quantile (the mean where the server has no percentiles) against the same time of day on previous days: mean, std, ratio, z-score, status; labelled measure (p95 or mean) and reference (version, or model for a version with fewer than minDays days of its own).",
     filters: ["model", "version", "instance"],
     options: [
       {
@@ -165,7 +165,7 @@ export const GENERATED_QUERY_TYPES: QueryTypeSpec[] = [
         label: "Min days",
         kind: "number",
         placeholder: "3",
-        description: "Days with data needed to judge a point.",
+        description: "Days with data needed to judge a point; a version with fewer is judged against its model's baseline (reference=model).",
       },
       {
         key: "by",

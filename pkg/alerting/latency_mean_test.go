@@ -1,10 +1,17 @@
 package alerting
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/inferscope/inferscope/pkg/engine"
+	"github.com/inferscope/inferscope/pkg/testbed"
+	"github.com/inferscope/inferscope/pkg/testbed/enginetest"
 )
 
 // meanServer is one model version on a server that exports latency only as cumulative
@@ -197,4 +204,66 @@ func TestPromtoolForecastIgnoresARestartDip(t *testing.T) {
 		},
 	}
 	runPromtool(t, p, []promtoolTest{test})
+}
+
+// TestGrafanaLatencyRulesOnMeanOnlyServers: the Grafana rendering's latency rules, rendered for
+// Triton (without histograms) and TorchServe now that they read the mean, run through the engine
+// on that server's test bed: one mean-latency series per instance (labelled measure="mean"), and
+// during node-a's queue surge node-a's ratio passes the P1 line.
+func TestGrafanaLatencyRulesOnMeanOnlyServers(t *testing.T) {
+	for _, name := range []string{"triton", "torchserve"} {
+		t.Run(name, func(t *testing.T) {
+			e, s := enginetest.Start(t, enginetest.Profile(name))
+			p := grafanaParams()
+			p.Profile = name
+			g, err := GrafanaRules(p, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rule *GrafanaRule
+			for i := range g.Rules {
+				if g.Rules[i].Labels[RuleLabel] == "latency-p0" {
+					rule = &g.Rules[i]
+				}
+			}
+			if rule == nil {
+				t.Fatal("no latency-p0 rule for " + name)
+			}
+			if !strings.Contains(rule.Annotations["summary"], "mean latency") {
+				t.Errorf("the summary does not say it is a mean: %s", rule.Annotations["summary"])
+			}
+			surge, _ := s.Incident(testbed.QueueSurge)
+			when := surge.Start.Add(15 * time.Minute)
+			q := rule.Data[0]
+			raw, _ := json.Marshal(q.Model)
+			query, err := engine.ParseAs(q.QueryType, raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			res, err := e.Run(ctx, query, engine.Range{Start: when.Add(-time.Duration(q.RelativeTimeRange.From) * time.Second), End: when, MinStep: time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			peak := map[string]float64{}
+			for _, sr := range res.Series {
+				if sr.Name != "ratio" {
+					continue
+				}
+				if sr.Labels["measure"] != "mean" {
+					t.Errorf("series %v is not the mean", sr.Labels)
+				}
+				for _, v := range sr.V {
+					if !math.IsNaN(v) {
+						peak[sr.Labels["instance"]] = math.Max(peak[sr.Labels["instance"]], v)
+					}
+				}
+			}
+			t.Logf("%s: peak ratios %v (notices %v)", name, peak, res.Notices)
+			if peak[surge.Instance] <= p.LatencyWarnRatio {
+				t.Errorf("%s: %s peaked at %g during the surge, want above %g", name, surge.Instance, peak[surge.Instance], p.LatencyWarnRatio)
+			}
+		})
+	}
 }

@@ -56,13 +56,17 @@ func expected() []expectation {
 	recsys := func(node string) string {
 		return fmt.Sprintf(`{instance="%s:8000", model_name="recsys-ranker", model_version="v1.4.0"}`, node)
 	}
+	// The baseline's series say what they compare: the P95 against the version's own baseline.
+	baseline := func(node string) string {
+		return fmt.Sprintf(`{instance="%s:8000", measure="p95", model_name="recsys-ranker", model_version="v1.4.0", reference="version"}`, node)
+	}
 	out = append(out,
-		expectation{"latency-p0", recsys("node-a"), testbed.QueueSurge},
+		expectation{"latency-p0", baseline("node-a"), testbed.QueueSurge},
 		expectation{"jitter-p1", recsys("node-a"), testbed.QueueSurge},
 		expectation{"queue-p1", recsys("node-a"), testbed.QueueSurge},
-		expectation{"latency-p0", recsys("node-b"), testbed.ComputeSlowdown},
+		expectation{"latency-p0", baseline("node-b"), testbed.ComputeSlowdown},
 		expectation{"jitter-p1", recsys("node-b"), testbed.ComputeSlowdown},
-		expectation{"latency-p1", `{instance="node-a:8000", model_name="text-embedder", model_version="v2.1.0"}`, testbed.GPUIdle},
+		expectation{"latency-p1", `{instance="node-a:8000", measure="p95", model_name="text-embedder", model_version="v2.1.0", reference="version"}`, testbed.GPUIdle},
 		expectation{"gpu-idle-p0", `{gpu="6", node="node-a"}`, testbed.GPUIdle},
 		expectation{"xid-p1", `{gpu="6", node="node-a"}`, testbed.GPUIdle},
 	)

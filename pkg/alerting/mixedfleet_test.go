@@ -331,7 +331,12 @@ func instantAt(t *testing.T, base, expr string, at time.Time, drop ...string) []
 // request rate is the source's (the servers serve copies of the same traffic).
 func TestFleetRulesEvaluateAsEachServerAlone(t *testing.T) {
 	dir, s := tbtest.TSDBFor(t, testbed.TSDBOptions{Profile: expo.FleetName})
-	fleetURL := promtest.Start(t, promtest.Options{DataDir: dir}).URL
+	// Every recording is inlined, so one query holds the latency baseline's fourteen day-mean
+	// subqueries (version and model) several times over: far heavier than a rule evaluation,
+	// which reads the stored recordings. The default 2m query timeout is too short on a loaded
+	// machine; the test compares results, not speed.
+	slowQueries := []string{"--query.timeout=10m"}
+	fleetURL := promtest.Start(t, promtest.Options{DataDir: dir, ExtraArgs: slowQueries}).URL
 	fleetFile, err := PrometheusRules(fleetParams())
 	if err != nil {
 		t.Fatal(err)
@@ -346,7 +351,7 @@ func TestFleetRulesEvaluateAsEachServerAlone(t *testing.T) {
 	for _, server := range []string{"vllm", "triton"} {
 		t.Run(server, func(t *testing.T) {
 			partDir, _ := tbtest.TSDBFor(t, testbed.TSDBOptions{Profile: expo.FleetPart(server)})
-			aloneURL := promtest.Start(t, promtest.Options{DataDir: partDir}).URL
+			aloneURL := promtest.Start(t, promtest.Options{DataDir: partDir, ExtraArgs: slowQueries}).URL
 			p := Defaults()
 			p.Profile = server
 			aloneFile, err := PrometheusRules(p)

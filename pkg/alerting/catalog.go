@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inferscope/inferscope/pkg/engine"
+	"github.com/inferscope/inferscope/pkg/gpufields"
 	"github.com/inferscope/inferscope/pkg/profile"
 )
 
@@ -61,6 +63,10 @@ type Rule struct {
 	// UnavailableOn, over several servers, says for each server that cannot feed the rule why
 	// (the rule is rendered for the others).
 	UnavailableOn map[string]string `json:"unavailableOn,omitempty"`
+	// NotMeasured, when the fleet's metric names are known (Params.SetPresent), says that the
+	// rule's signal is exported by none of its exporters there and what to enable: the rule is
+	// rendered, but cannot fire until the signal is exported — it is not a reading of 0.
+	NotMeasured string `json:"notMeasured,omitempty"`
 }
 
 type spec struct {
@@ -83,27 +89,21 @@ var specs = []spec{
 	{
 		id: "latency-p0", alert: "InferscopeLatencyCritical", title: "Latency far above its baseline", sev: P0, scope: ScopeService,
 		cond: func(p Params) string {
-			return fmt.Sprintf("P%s latency > %s× the mean of the same ±%s time-of-day window on the previous %d days (at least %d with data)",
+			return fmt.Sprintf("P%s latency (the mean on servers without a latency histogram) > %s× the mean of the same ±%s time-of-day window on the previous %d days (at least %d with data; a version with fewer is judged against its model's baseline on the instance)",
 				fmtFloat(p.LatencyQuantile*100), fmtFloat(p.LatencyCritRatio), promDuration(p.BaselineWindow), p.BaselineDays, p.BaselineMinDays)
 		},
-		hold: func(p Params) time.Duration { return p.LatencyCritFor },
-		why:  "Users feel it now. Row 1 of the overview first (anything saturated?), then did QPS change with it, then the queue/compute split.",
-		needs: func(b *builder) string {
-			_, why := b.measure(profile.Latency, profile.Histogram)
-			return why
-		},
+		hold:  func(p Params) time.Duration { return p.LatencyCritFor },
+		why:   "Users feel it now. Row 1 of the overview first (anything saturated?), then did QPS change with it, then the queue/compute split.",
+		needs: latencyNeeds,
 	},
 	{
 		id: "latency-p1", alert: "InferscopeLatencyHigh", title: "Latency above its baseline", sev: P1, scope: ScopeService,
 		cond: func(p Params) string {
-			return fmt.Sprintf("P%s latency > %s× its same-time-of-day baseline", fmtFloat(p.LatencyQuantile*100), fmtFloat(p.LatencyWarnRatio))
+			return fmt.Sprintf("P%s latency (the mean on servers without a latency histogram) > %s× its same-time-of-day baseline", fmtFloat(p.LatencyQuantile*100), fmtFloat(p.LatencyWarnRatio))
 		},
-		hold: func(p Params) time.Duration { return p.LatencyWarnFor },
-		why:  "A sustained rise that has not reached the P0 line yet; compare with yesterday at the same time.",
-		needs: func(b *builder) string {
-			_, why := b.measure(profile.Latency, profile.Histogram)
-			return why
-		},
+		hold:  func(p Params) time.Duration { return p.LatencyWarnFor },
+		why:   "A sustained rise that has not reached the P0 line yet; compare with yesterday at the same time.",
+		needs: latencyNeeds,
 	},
 	{
 		id: "gpumem-p0", alert: "InferscopeGPUMemoryCritical", title: "GPU memory nearly full", sev: P0, scope: ScopeGPU,
@@ -172,6 +172,21 @@ var specs = []spec{
 		},
 	},
 	{
+		id: "xid-p1", alert: "InferscopeGPUXID", title: "XID error on a GPU", sev: P1, scope: ScopeGPU,
+		cond: func(p Params) string {
+			return fmt.Sprintf("an XID event of any code on the GPU within the last %s, each event counted once whichever form its exporter writes", promDuration(p.XIDWindow))
+		},
+		hold: at(0),
+		why: "The driver reported a GPU fault. The code says which: some are hardware (48/94/95 ECC, 79 off the bus, 119/120 GSP), for which the node is drained; some are the application's (13, 31, 43: restart it). " +
+			"What users feel pages through latency, errors and idle GPU; look at the code (err_code/err_msg) and the models on the GPU.",
+		needs: func(b *builder) string {
+			if b.xidEvents(time.Minute) == "" {
+				return "the GPU naming " + b.p.GPUNaming + " has no XID field"
+			}
+			return ""
+		},
+	},
+	{
 		id: "gpumem-forecast-p2", alert: "InferscopeGPUMemoryForecast", title: "GPU memory heading for the limit", sev: P2, scope: ScopeGPU,
 		cond: func(p Params) string {
 			return fmt.Sprintf("the %s trend of GPU memory crosses %s within %s", promDuration(p.ForecastWindow), pct(p.ForecastThreshold), promDuration(p.ForecastHorizon))
@@ -222,6 +237,7 @@ func Catalog(p Params) ([]Rule, error) {
 		d := s.hold(p)
 		out[i] = Rule{ID: s.id, Alert: s.alert, Title: s.title, Severity: s.sev, Scope: s.scope,
 			Condition: s.cond(p), For: d, ForText: promDuration(d), Why: s.why}
+		out[i].NotMeasured = notMeasured(p, s)
 		if len(bs) == 1 {
 			out[i].Unavailable = s.needs(bs[0])
 			continue
@@ -261,4 +277,56 @@ func specByID(id string) (spec, bool) {
 		}
 	}
 	return spec{}, false
+}
+
+// gpuSignals are the GPU signals each GPU rule reads (a memory rule also reads the KV cache of
+// the servers that pre-allocate).
+var gpuSignals = map[string][]gpufields.Signal{
+	"gpumem-p0": {gpufields.MemUsed}, "gpumem-p1": {gpufields.MemUsed}, "gpumem-forecast-p2": {gpufields.MemUsed},
+	"gpu-idle-p0": {gpufields.Util}, "xid-p1": {gpufields.XID},
+}
+
+// notMeasured says why a GPU rule's signal is not measured on the fleet (none of its names, of
+// the exporters the GPU naming admits, is in Prometheus), "" when it is or nothing is known.
+func notMeasured(p Params, s spec) string {
+	if p.present == nil {
+		return ""
+	}
+	if s.id == "gpumem-p0" || s.id == "gpumem-p1" {
+		for _, n := range engine.KVCacheNames() {
+			if p.present[n] {
+				return ""
+			}
+		}
+	}
+	b := &builder{p: p}
+	var whys []string
+	for _, sig := range gpuSignals[s.id] {
+		f := gpufields.Of(sig)
+		found := false
+		for _, x := range b.gpuExporters() {
+			for _, n := range f.Names {
+				found = found || (n.Exporter == x && p.present[n.Metric])
+			}
+		}
+		if found {
+			continue
+		}
+		why := "not measured here: " + f.NotMeasured()
+		if sig == gpufields.XID {
+			why += "; dcgm-exporter's default counters file has DCGM_FI_DEV_XID_ERRORS (keep it in a custom one), or enable DCGM_EXP_XID_ERRORS_COUNT (--xid-count-window-size), or run inferscope-probe"
+		}
+		whys = append(whys, why)
+	}
+	return strings.Join(whys, "; ")
+}
+
+// latencyNeeds: the latency rules read a latency histogram's quantile or, on a server without
+// one (Triton without histograms, TorchServe), its mean latency.
+func latencyNeeds(b *builder) string {
+	if _, why := b.measure(profile.Latency, profile.Histogram); why == "" {
+		return ""
+	}
+	_, why := b.latencyMeasure()
+	return why
 }

@@ -92,6 +92,8 @@ func (c ctx) valueText(s spec) string {
 		return fmt.Sprintf(`{{ humanizePercentage %s }} of baseline`, c.value)
 	case "warmup-long-p2":
 		return "not ready"
+	case "xid-p1":
+		return fmt.Sprintf(`{{ printf "%%.0f" %s }} XID events`, c.value)
 	}
 	return fmt.Sprintf("{{ humanizePercentage %s }}", c.value)
 }
@@ -102,7 +104,7 @@ func (c ctx) summary(s spec) string {
 	p := c.b.p
 	switch s.id {
 	case "latency-p0", "latency-p1":
-		return fmt.Sprintf(`%s: P%s latency is {{ printf "%%.2f" %s }}× its same-time-of-day baseline`, who, fmtFloat(p.LatencyQuantile*100), c.value)
+		return fmt.Sprintf(`%s: %s is {{ printf "%%.2f" %s }}× its same-time-of-day baseline`, who, c.latencyName(), c.value)
 	case "gpumem-p0", "gpumem-p1":
 		return fmt.Sprintf(`%s: memory {{ humanizePercentage %s }} used`, who, c.value)
 	case "gpu-idle-p0":
@@ -119,6 +121,8 @@ func (c ctx) summary(s spec) string {
 		return fmt.Sprintf(`%s: cache hit rate is {{ humanizePercentage %s }} of its baseline`, who, c.value)
 	case "warmup-long-p2":
 		return fmt.Sprintf(`%s: still not ready %s after start`, who, promDuration(p.WarmupMaxLoad))
+	case "xid-p1":
+		return fmt.Sprintf(`%s: XID events in the last %s: {{ printf "%%.0f" %s }}`, who, promDuration(p.XIDWindow), c.value)
 	}
 	return who
 }
@@ -294,4 +298,27 @@ func (c ctx) subject(s spec) []linkVar {
 		}
 	}
 	return out
+}
+
+// latencyName names what the latency rules compare: the quantile, or the mean on a server
+// without a latency histogram (on a fleet's engine rule, whichever each server gives).
+func (c ctx) latencyName() string {
+	q := "P" + fmtFloat(c.b.p.LatencyQuantile*100) + " latency"
+	bs := c.fleet
+	if bs == nil {
+		bs = []*builder{c.b}
+	}
+	var means []string
+	for _, b := range bs {
+		if b.latencyIsMean() && latencyNeeds(b) == "" {
+			means = append(means, b.prof.Title)
+		}
+	}
+	switch {
+	case len(means) == 0:
+		return q
+	case len(means) == len(bs):
+		return "mean latency (the server has no latency histogram)"
+	}
+	return q + " (the mean on " + strings.Join(means, ", ") + ")"
 }

@@ -201,7 +201,7 @@ func grafanaRule(p Params, b *builder, s spec, orgID int64, fleet []*builder) Gr
 	// Labels the data query's series carry: the engine's service types, queried by instance,
 	// keep model/version/instance apart, its GPU types node/gpu; the promql ones carry what the
 	// expression groups by.
-	c := ctx{b: b, value: "$values." + refReduce + ".Value", node: "node"}
+	c := ctx{b: b, value: "$values." + refReduce + ".Value", node: "node", fleet: fleet}
 	var qpsBy []string
 	switch {
 	case s.scope == ScopeGPU:
@@ -281,10 +281,9 @@ func grafanaMainQuery(p Params, b *builder, s spec) (map[string]any, int64, bool
 		m["ratioWarn"], m["ratioCrit"], m["for"] = p.LatencyWarnRatio, p.LatencyCritRatio, promDuration(p.LatencyWarnFor)
 		return m, tenMin, false
 	case "gpumem-p0", "gpumem-p1":
-		m := base("gpu", "memory")
-		m["metrics"] = []string{"memory"}
-		m["kvCacheMemory"] = true // nodes that pre-allocate (vLLM, SGLang) are judged by their KV cache
-		return m, tenMin, false
+		// The Prometheus rendering's memory signal, warm-up filter included, so both renderings
+		// (and the backtest, which follows this query) judge the same samples.
+		return map[string]any{"queryType": "promql", "expr": asNodeGPU(b.memorySignal(p)), "legendFormat": ""}, tenMin, false
 	case "gpu-idle-p0":
 		m := base("gpu_idle_under_traffic", "idle_under_traffic")
 		m["idleFor"], m["qpsFraction"] = promDuration(p.GPUIdleFor), p.GPUIdleQPSFraction
@@ -308,6 +307,9 @@ func grafanaMainQuery(p Params, b *builder, s spec) (map[string]any, int64, bool
 		return map[string]any{"queryType": "promql", "expr": expr, "legendFormat": ""}, tenMin, true
 	case "warmup-long-p2":
 		return map[string]any{"queryType": "promql", "expr": b.warmupLong(), "legendFormat": ""}, tenMin, true
+	case "xid-p1":
+		// The Prometheus rendering's count.
+		return map[string]any{"queryType": "promql", "expr": asNodeGPU(b.xidEvents(p.XIDWindow)), "legendFormat": ""}, tenMin, false
 	}
 	panic("alerting: no Grafana query for rule " + s.id)
 }
@@ -510,4 +512,10 @@ func RenderGrafanaProvisioning(p Params) ([]byte, error) {
 	buf.WriteString("# Rules provisioned from files cannot be edited in Grafana's UI; the app's Alert rules page writes\n# editable ones through the API instead.\n")
 	buf.Write(body)
 	return buf.Bytes(), nil
+}
+
+// asNodeGPU relabels a GPU expression of the Prometheus rendering (NodeLabel, gpu) as the data
+// source's GPU types label their series (node, gpu).
+func asNodeGPU(expr string) string {
+	return fmt.Sprintf("max by (node, gpu) (label_replace(\n%s,\n\"node\", \"$1\", %s, \"(.+)\"))", indent(expr), prom.Quote(NodeLabel))
 }

@@ -83,6 +83,8 @@ type Params struct {
 	CacheDropRatio    float64
 	CacheDropFor      time.Duration
 	WarmupMaxLoad     time.Duration
+	// XID: events counted over this window (the alert fires while it holds one).
+	XIDWindow time.Duration
 
 	// Metric names. Profile is one profile name (custom, vllm, triton, torchserve, tgi) or, for
 	// a mixed fleet, several separated by commas ("vllm,triton"): the Prometheus rendering then
@@ -94,6 +96,9 @@ type Params struct {
 	// servers, when set (SetServers), are the fleet's profiles with their own label renames;
 	// they replace what Profile and the label fields would resolve to.
 	servers []profile.Profile
+	// present, when set (SetPresent, FollowEngine), holds the metric names the fleet's
+	// Prometheus has: a rule whose signal has none of its names there is "not measured".
+	present map[string]bool
 
 	// period is the seasonality of the baseline (one day). Only tests that play a day in
 	// minutes change it.
@@ -141,6 +146,7 @@ func Defaults() Params {
 		ForecastThreshold: 0.92, ForecastHorizon: time.Hour, ForecastWindow: 30 * time.Minute,
 		CacheDropRatio: 0.8, CacheDropFor: 15 * time.Minute,
 		WarmupMaxLoad: 5 * time.Minute,
+		XIDWindow:     10 * time.Minute,
 
 		Profile: "custom", GPUNaming: GPUNamingAuto,
 		period: 24 * time.Hour,
@@ -256,6 +262,8 @@ func ParamDefs() []ParamDef {
 		ratio(SectionThresholds, "cacheDropRatio", "P2: cache hit rate below this fraction of its baseline", func(p *Params) *float64 { return &p.CacheDropRatio }),
 		dur(SectionThresholds, "cacheDropFor", "P2 cache: … for this long", func(p *Params) *time.Duration { return &p.CacheDropFor }, 0, 24*time.Hour),
 		dur(SectionThresholds, "warmupMaxLoad", "P2: a model still not ready this long after its instance started", func(p *Params) *time.Duration { return &p.WarmupMaxLoad }, time.Second, 24*time.Hour),
+
+		dur(SectionThresholds, "xidWindow", "P1 XID: a GPU with an XID event in this window (the alert lasts as long)", func(p *Params) *time.Duration { return &p.XIDWindow }, time.Minute, 24*time.Hour),
 
 		profiles(SectionMetrics, "profile", "metric profile whose names the rules read, or several separated by commas for a mixed fleet (one Prometheus rule group per server)"),
 		str(SectionMetrics, "modelLabel", "model label name (empty: the profile's)", func(p *Params) *string { return &p.ModelLabel }, optionalLabel),
@@ -639,8 +647,10 @@ func promDuration(d time.Duration) string { return model.Duration(d).String() }
 
 // FollowEngine makes the rules read what the engine reads: every server of its fleet, each with
 // its profile and label renames, when it found several (SetServers); else its one profile
-// (forced or detected) with its label names.
+// (forced or detected) with its label names. The metric names it found mark the rules whose
+// signal is not exported (SetPresent).
 func (p *Params) FollowEngine(e *engine.Engine) {
+	p.SetPresent(e.Present)
 	if e.Fleet != nil && len(e.Fleet.Servers) > 1 {
 		servers := make([]profile.Profile, len(e.Fleet.Servers))
 		for i, s := range e.Fleet.Servers {
@@ -652,3 +662,8 @@ func (p *Params) FollowEngine(e *engine.Engine) {
 	p.Profile, p.servers = e.Profile.Name, nil
 	p.ModelLabel, p.VersionLabel, p.InstanceLabel = e.Profile.ModelLabel, e.Profile.VersionLabel, e.Profile.InstanceLabel
 }
+
+// SetPresent tells the catalog which metric names the fleet's Prometheus has (nil: unknown), so
+// a rule whose signal is not exported there says so (Rule.NotMeasured) instead of staying
+// silently quiet.
+func (p *Params) SetPresent(names map[string]bool) { p.present = names }

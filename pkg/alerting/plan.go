@@ -128,6 +128,8 @@ func ruleCondition(p Params, s spec) Condition {
 		return Condition{Op: OpLess, Hi: p.CacheDropRatio}
 	case "warmup-long-p2":
 		return Condition{Op: OpGreater, Lo: 0.5}
+	case "xid-p1":
+		return Condition{Op: OpGreater, Lo: 0}
 	}
 	panic("alerting: no condition for rule " + s.id)
 }

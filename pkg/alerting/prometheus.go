@@ -15,21 +15,24 @@ import (
 // recorded so that the alert expressions stay short and the numbers can be graphed; the
 // baselines read history through subqueries, so they work from the first evaluation on.
 const (
-	RecLatency         = engine.RecordedLatency // the engine's fast path reads it
-	RecLatencyDayMean  = "inferscope:latency_quantile:day_mean_seconds"
-	RecLatencyBaseline = "inferscope:latency_quantile:baseline_seconds"
-	RecLatencyRatio    = "inferscope:latency_quantile:baseline_ratio"
-	RecJitter          = "inferscope:latency_p99_over_p50:ratio"
-	RecErrors          = "inferscope:errors:ratio"
-	RecQueueShare      = "inferscope:queue_time:share"
-	RecNodeWarming     = "inferscope:node_warming"
-	RecGPUMemory       = "inferscope:gpu_memory_used:ratio"
-	RecNodeQPS         = "inferscope:node_requests:rate"
-	RecNodeQPSDayMean  = "inferscope:node_requests:day_mean_rate"
-	RecNodeQPSBaseline = "inferscope:node_requests:baseline_rate"
-	RecCacheHits       = "inferscope:cache_hits:ratio"
-	RecCacheDayMean    = "inferscope:cache_hits:day_mean_ratio"
-	RecCacheBaseline   = "inferscope:cache_hits:baseline_ratio"
+	RecLatency        = engine.RecordedLatency // the engine's fast path reads it
+	RecLatencyDayMean = "inferscope:latency_quantile:day_mean_seconds"
+	// RecLatencyModelDayMean is the day means per model and instance, all versions together:
+	// the baseline of a version too new to have its own.
+	RecLatencyModelDayMean = "inferscope:latency_quantile:model_day_mean_seconds"
+	RecLatencyBaseline     = "inferscope:latency_quantile:baseline_seconds"
+	RecLatencyRatio        = "inferscope:latency_quantile:baseline_ratio"
+	RecJitter              = "inferscope:latency_p99_over_p50:ratio"
+	RecErrors              = "inferscope:errors:ratio"
+	RecQueueShare          = "inferscope:queue_time:share"
+	RecNodeWarming         = "inferscope:node_warming"
+	RecGPUMemory           = "inferscope:gpu_memory_used:ratio"
+	RecNodeQPS             = "inferscope:node_requests:rate"
+	RecNodeQPSDayMean      = "inferscope:node_requests:day_mean_rate"
+	RecNodeQPSBaseline     = "inferscope:node_requests:baseline_rate"
+	RecCacheHits           = "inferscope:cache_hits:ratio"
+	RecCacheDayMean        = "inferscope:cache_hits:day_mean_ratio"
+	RecCacheBaseline       = "inferscope:cache_hits:baseline_ratio"
 )
 
 // Long expressions and templates stay on one line in the YAML (yaml.v2 would fold them at 80
@@ -108,7 +111,9 @@ func (b *builder) promRules(service, gpu bool, fleet []*builder) []PromRule {
 		"latency-p0": fmt.Sprintf("%s > %s", b.rec(RecLatencyRatio), fmtFloat(p.LatencyCritRatio)),
 		"latency-p1": fmt.Sprintf("%s > %s", b.rec(RecLatencyRatio), fmtFloat(p.LatencyWarnRatio)),
 		"gpumem-p0":  b.memoryAbove(p.GPUMemCrit),
-		"gpumem-p1":  b.memoryAbove(p.GPUMemWarn),
+		// The P1 leaves the range above the P0 line to the P0 rule, as the Grafana rendering's
+		// condition does (ruleCondition), so both renderings fire the same episodes.
+		"gpumem-p1": fmt.Sprintf("(\n%s\n)\nunless %s (\n%s\n)", indent(b.memoryAbove(p.GPUMemWarn)), on(NodeLabel, "gpu"), indent(b.memoryAbove(p.GPUMemCrit))),
 		// On a fleet the node recordings carry ServerLabel: the idle GPU counts as under traffic
 		// when any server on its node is above its own baseline (set operations take the
 		// duplicates on their right), and as warming when any server there is.
@@ -118,8 +123,11 @@ func (b *builder) promRules(service, gpu bool, fleet []*builder) []PromRule {
 		"errors-p0": fmt.Sprintf("%s > %s", b.rec(RecErrors), fmtFloat(p.ErrorRatio)),
 		"jitter-p1": fmt.Sprintf("%s > %s", b.rec(RecJitter), fmtFloat(p.JitterRatio)),
 		"queue-p1":  fmt.Sprintf("%s > %s", b.rec(RecQueueShare), fmtFloat(p.QueueShare)),
-		"gpumem-forecast-p2": fmt.Sprintf("(\n  predict_linear((%s)[%s:%s], %s) > %s\n  and %s <= %s\n)\nunless %s %s\nunless %s %s",
-			b.gpuMemory(), promDuration(p.ForecastWindow), promDuration(p.SubqueryStep), fmtSeconds(p.ForecastHorizon),
+		"xid-p1":    fmt.Sprintf("(\n%s\n) > 0", indent(b.xidEvents(p.XIDWindow))),
+		// The trend is fitted on steady samples only, as the data source's forecast does: a
+		// restart's dip and reload are not a trend.
+		"gpumem-forecast-p2": fmt.Sprintf("(\n  predict_linear((%s unless %s %s)[%s:%s], %s) > %s\n  and %s <= %s\n)\nunless %s %s\nunless %s %s",
+			RecGPUMemory, on(NodeLabel), RecNodeWarming, promDuration(p.ForecastWindow), promDuration(p.SubqueryStep), fmtSeconds(p.ForecastHorizon),
 			fmtFloat(p.ForecastThreshold), RecGPUMemory, fmtFloat(p.ForecastThreshold), on(NodeLabel), RecNodeWarming, on(NodeLabel), b.kvCacheByNode()),
 		"cache-drop-p2":  fmt.Sprintf("%s / %s < %s", b.rec(RecCacheHits), b.rec(RecCacheBaseline), fmtFloat(p.CacheDropRatio)),
 		"warmup-long-p2": b.warmupLong(),
@@ -164,11 +172,19 @@ func (b *builder) recordings(service, gpu bool, available map[string]bool) []Pro
 	}
 	g := b.group()
 	if service && (available["latency-p0"] || available["latency-p1"]) {
-		current := b.steady(b.quantile(profile.Latency, p.LatencyQuantile))
+		current := b.steady(b.latency(g))
 		record(RecLatency, current)
 		record(RecLatencyDayMean, b.dayMeans(current))
-		record(RecLatencyBaseline, fmt.Sprintf("avg without (%s) (%s)\nand %s\ncount without (%s) (%s) >= %d",
-			dayLabel, b.rec(RecLatencyDayMean), on(g...), dayLabel, b.rec(RecLatencyDayMean), p.BaselineMinDays))
+		// A version without baselineMinDays of history (a new one) is judged against its
+		// model's baseline on the instance, whatever the versions it was made of.
+		mg := b.modelGroup()
+		record(RecLatencyModelDayMean, b.dayMeans(b.steady(b.latency(mg))))
+		// A day counts when it served requests: a version exported without traffic (Triton lists
+		// every loaded version at 0) has NaN day means, which are no data.
+		day, modelDay := "("+b.rec(RecLatencyDayMean)+" > 0)", "("+b.rec(RecLatencyModelDayMean)+" > 0)"
+		record(RecLatencyBaseline, fmt.Sprintf("(\n  avg without (%s) %s\n  and %s\n  count without (%s) %s >= %d\n)\nor\n(\n  0 * %s\n  + %s group_left ()\n  (avg without (%s) %s and %s count without (%s) %s >= %d)\n)",
+			dayLabel, day, on(g...), dayLabel, day, p.BaselineMinDays,
+			b.rec(RecLatency), on(mg...), dayLabel, modelDay, on(mg...), dayLabel, modelDay, p.BaselineMinDays))
 		record(RecLatencyRatio, b.rec(RecLatency)+" / "+b.rec(RecLatencyBaseline))
 	}
 	if service && available["jitter-p1"] {
@@ -268,6 +284,11 @@ func unavailable(p Params) string {
 	for _, r := range rules {
 		if r.Unavailable != "" {
 			fmt.Fprintf(&b, "# Not rendered: %s (%s): %s\n", r.ID, r.Title, strings.ReplaceAll(r.Unavailable, "\n", " "))
+		}
+	}
+	for _, r := range rules {
+		if r.NotMeasured != "" && r.Unavailable == "" {
+			fmt.Fprintf(&b, "# Rendered but not measured on this fleet, so it cannot fire: %s (%s): %s\n", r.ID, r.Title, strings.ReplaceAll(r.NotMeasured, "\n", " "))
 		}
 	}
 	for _, server := range p.ProfileNames() {

@@ -183,16 +183,46 @@ func (b *builder) requestSelector() string {
 }
 
 // quantile is the role's histogram quantile per service series.
-func (b *builder) quantile(r profile.Role, q float64) string {
+func (b *builder) quantile(r profile.Role, q float64) string { return b.quantileBy(r, q, b.group()) }
+
+// quantileBy is the role's histogram quantile per label set g.
+func (b *builder) quantileBy(r profile.Role, q float64, g []string) string {
 	m, _ := b.measure(r, profile.Histogram)
 	return fmt.Sprintf("histogram_quantile(%s, sum %s (rate(%s%s)))",
-		fmtFloat(q), by(append([]string{"le"}, b.group()...)...), selector(m.Metrics, "_bucket", m.Matchers), b.window(b.p.RateWindow))
+		fmtFloat(q), by(append([]string{"le"}, g...)...), selector(m.Metrics, "_bucket", m.Matchers), b.window(b.p.RateWindow))
 }
 
 // mean is the role's mean per service series, in seconds.
 func (b *builder) mean(r profile.Role) string {
 	m, _ := b.measure(r, profile.Histogram, profile.Summary, profile.MicrosecondCounter)
-	g := b.group()
+	return b.meanOf(m, b.group())
+}
+
+// latencyIsMean: the server has no latency histogram (Triton without histograms, TorchServe),
+// so the latency rules judge its mean latency.
+func (b *builder) latencyIsMean() bool { return !b.has(profile.Latency, profile.Histogram) }
+
+// latencyMeasure is the measure the latency rules read on a mean-only server: the duration
+// counter where the server has one (always exported), else a summary's _sum/_count.
+func (b *builder) latencyMeasure() (profile.Measure, string) {
+	if m, why := b.measure(profile.Latency, profile.MicrosecondCounter); why == "" {
+		return m, ""
+	}
+	return b.measure(profile.Latency, profile.Summary)
+}
+
+// latency is what the latency rules compare with its baseline, per label set g: the quantile of
+// the latency histogram, or on a mean-only server the mean latency.
+func (b *builder) latency(g []string) string {
+	if !b.latencyIsMean() {
+		return b.quantileBy(profile.Latency, b.p.LatencyQuantile, g)
+	}
+	m, _ := b.latencyMeasure()
+	return b.meanOf(m, g)
+}
+
+// meanOf is a measure's mean per label set g, in seconds.
+func (b *builder) meanOf(m profile.Measure, g []string) string {
 	switch m.Kind {
 	case profile.Histogram, profile.Summary:
 		return fmt.Sprintf("(%s / %s)", b.rateSum(m.Metrics, "_sum", m.Matchers, g), b.rateSum(m.Metrics, "_count", m.Matchers, g))
@@ -487,4 +517,58 @@ func indent(s string) string {
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// xidEvents counts the XID events of each GPU in the last w (labels: NodeLabel, gpu), each
+// event once, with engine.XIDEvents — the count triage reads — for every XID name of the
+// exporters the rules read: the probe's counter by code, dcgm-exporter's last-value gauge
+// (new err_code series included) and its windowed count (DCGM_EXP_XID_ERRORS_COUNT, at its
+// default window). The names are joined with `or`, best first, per series of one exporter
+// target, so a node whose exporter writes two of them is read from the better one; a GPU without
+// any XID series has no value (not measured), never 0.
+func (b *builder) xidEvents(w time.Duration) string {
+	by := strings.Join(nonEmpty2("gpu", b.instance, "hostname", "Hostname", "node"), ", ")
+	var alts []string
+	for _, x := range b.gpuExporters() {
+		for _, n := range gpufields.Of(gpufields.XID).Names {
+			if n.Exporter != x {
+				continue
+			}
+			sel := func(extra ...prom.Matcher) (string, error) {
+				return prom.Selector(n.Metric, append(prom.EqAll(n.Matchers), extra...)...)
+			}
+			expr, err := engine.XIDEvents(n, sel, by, w, nil)
+			if err != nil {
+				panic("alerting: " + err.Error()) // the table's XID names are fixed
+			}
+			alts = append(alts, "("+expr+")")
+		}
+	}
+	if len(alts) == 0 {
+		return ""
+	}
+	return b.gpuKey(strings.Join(alts, "\nor\n"))
+}
+
+// memorySignal is the memory rules' signal per node and GPU without recordings (the Grafana
+// rendering's query): GPU memory used, or on a node with a KV-cache server its fullest KV cache,
+// nodes where any server of the parameters is warming left out — memoryAbove without the line.
+func (b *builder) memorySignal(p Params) string {
+	bs, err := newBuilders(p)
+	if err != nil {
+		panic("alerting: " + err.Error()) // the parameters were validated
+	}
+	var warming []string
+	for _, fb := range bs {
+		if fb.has(profile.Requests, profile.Counter) {
+			fb.server = ""
+			warming = append(warming, "("+fb.nodeWarming()+")")
+		}
+	}
+	mem, kv := b.gpuMemory(), b.kvCacheByNode()
+	expr := fmt.Sprintf("(\n  (%s unless %s %s)\n  or\n  (0 * %s + %s group_left () %s)\n)", mem, on(NodeLabel), kv, mem, on(NodeLabel), kv)
+	if len(warming) > 0 {
+		expr += fmt.Sprintf("\nunless %s (\n%s\n)", on(NodeLabel), indent(strings.Join(warming, "\nor\n")))
+	}
+	return expr
 }

@@ -262,6 +262,21 @@ func TestPromtoolWarmupDoesNotFire(t *testing.T) {
 			{Expr: `count(` + RecLatency + `)`, EvalTime: evalAt(restart + 9), ExpSamples: []expSample{{"{}", 1}}},
 		},
 	}
+	// The Grafana rule's query masks the same minutes: at every evaluation its condition holds on
+	// exactly the GPUs whose Prometheus alert is pending or firing (before, the Grafana rule read
+	// the data source's gpu type, which has no warm-up filter, and held through the reload).
+	b, _ := newBuilder(p)
+	s, _ := specByID("gpumem-p0")
+	gq, _, _ := grafanaMainQuery(p, b, s)
+	grafanaHolds := fmt.Sprintf("(%s) > 0.92", gq["expr"])
+	prometheusHolds := `label_replace(ALERTS{alertname="InferscopeGPUMemoryCritical"}, "node", "$1", "inferscope_node", "(.+)")`
+	for m := restart - 2; m <= restart+14; m++ {
+		test.PromqlTest = append(test.PromqlTest,
+			promqlCase{Expr: fmt.Sprintf("count(%s unless on (node, gpu) %s)", grafanaHolds, prometheusHolds), EvalTime: evalAt(m)},
+			promqlCase{Expr: fmt.Sprintf("count(%s unless on (node, gpu) %s)", prometheusHolds, grafanaHolds), EvalTime: evalAt(m)})
+	}
+	test.PromqlTest = append(test.PromqlTest, promqlCase{Expr: "count(" + grafanaHolds + ")", EvalTime: evalAt(restart + 4)},
+		promqlCase{Expr: "count(" + grafanaHolds + ")", EvalTime: evalAt(restart + 12), ExpSamples: []expSample{{"{}", 1}}})
 	// The memory above 92 % fires once the warm-up is over: the GPU rule is filtered, not broken.
 	test.AlertRuleTest = append(test.AlertRuleTest, alertCase{EvalTime: evalAt(restart + 12), Alertname: "InferscopeGPUMemoryCritical", ExpAlerts: []expAlert{{
 		gpuLabels(p, "gpumem-p0", "node-a", 0),
@@ -328,8 +343,8 @@ func TestPromtoolGPUMemory(t *testing.T) {
 				gpuLabels(p, "gpumem-p0", "node-a", 0),
 				gpuAnnotations(p, "gpumem-p0", at, "node-a", 0, "memory 93% used", "93%", 1000.0/60, "recsys v1; "),
 			}}},
+			// GPU 0 at 93 % is the P0's: the P1 leaves the range above 92 % to it.
 			{EvalTime: evalAt(at), Alertname: "InferscopeGPUMemoryHigh", ExpAlerts: []expAlert{
-				{gpuLabels(p, "gpumem-p1", "node-a", 0), gpuAnnotations(p, "gpumem-p1", at, "node-a", 0, "memory 93% used", "93%", 1000.0/60, "recsys v1; ")},
 				{gpuLabels(p, "gpumem-p1", "node-a", 1), gpuAnnotations(p, "gpumem-p1", at, "node-a", 1,
 					fmt.Sprintf("memory %.4g%% used", 100*rising.memory(at)), fmt.Sprintf("%.4g%%", 100*rising.memory(at)), 1000.0/60, "recsys v1; ")},
 			}},

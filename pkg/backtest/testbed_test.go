@@ -42,7 +42,7 @@ const memoryRamp = 90 * time.Minute
 //     (it leaves the range above 92 % to the P0 rule, so it resolves when the slowdown starts), and
 //     gpumem-forecast-p2 once the 30 min trend crosses 92 % within the hour.
 //   - gpu_idle_under_traffic (node-a GPU 6, 15 min): gpu-idle-p0 once utilisation has been 0 for
-//     gpuIdleFor (10 min); and, on node-a's text-embedder v2.1.0, latency-p1: a quarter of its
+//     gpuIdleFor (10 min); xid-p1 for the XID 43 at its start (one event, one episode); and, on node-a's text-embedder v2.1.0, latency-p1: a quarter of its
 //     requests fall back to the CPU path (compute 45 ms), which lifts node-a's own P95 to 1.59×
 //     its baseline (the scenario's truth), above the 1.5 line for more than the 3 min hold.
 //     Summed with the two steady instances it stayed under the line.
@@ -56,14 +56,19 @@ func expected() []expectation {
 	recsys := func(node string) string {
 		return fmt.Sprintf(`{instance="%s:8000", model_name="recsys-ranker", model_version="v1.4.0"}`, node)
 	}
+	// The baseline's series say what they compare: the P95 against the version's own baseline.
+	baseline := func(node string) string {
+		return fmt.Sprintf(`{instance="%s:8000", measure="p95", model_name="recsys-ranker", model_version="v1.4.0", reference="version"}`, node)
+	}
 	out = append(out,
-		expectation{"latency-p0", recsys("node-a"), testbed.QueueSurge},
+		expectation{"latency-p0", baseline("node-a"), testbed.QueueSurge},
 		expectation{"jitter-p1", recsys("node-a"), testbed.QueueSurge},
 		expectation{"queue-p1", recsys("node-a"), testbed.QueueSurge},
-		expectation{"latency-p0", recsys("node-b"), testbed.ComputeSlowdown},
+		expectation{"latency-p0", baseline("node-b"), testbed.ComputeSlowdown},
 		expectation{"jitter-p1", recsys("node-b"), testbed.ComputeSlowdown},
-		expectation{"latency-p1", `{instance="node-a:8000", model_name="text-embedder", model_version="v2.1.0"}`, testbed.GPUIdle},
+		expectation{"latency-p1", `{instance="node-a:8000", measure="p95", model_name="text-embedder", model_version="v2.1.0", reference="version"}`, testbed.GPUIdle},
 		expectation{"gpu-idle-p0", `{gpu="6", node="node-a"}`, testbed.GPUIdle},
+		expectation{"xid-p1", `{gpu="6", node="node-a"}`, testbed.GPUIdle},
 	)
 	for gpu := 0; gpu < 4; gpu++ {
 		l := fmt.Sprintf(`{gpu="%d", node="node-b"}`, gpu)
@@ -112,14 +117,14 @@ func testBacktestFindsTheScenarioIncidents(t *testing.T, store enginetest.Option
 	calls := 0
 	rep, err := Run(context.Background(), e, o, func(done, total int, id string) {
 		calls++
-		if done != calls || total != 11 || id == "" {
+		if done != calls || total != 12 || id == "" {
 			t.Errorf("progress(%d, %d, %q) at call %d", done, total, id, calls)
 		}
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if calls != 11 || len(rep.Rules) != 11 {
+	if calls != 12 || len(rep.Rules) != 12 {
 		t.Fatalf("%d progress calls, %d rules", calls, len(rep.Rules))
 	}
 	p := o.Params

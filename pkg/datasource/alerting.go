@@ -164,6 +164,9 @@ func (d *Datasource) rulesProfile(ctx context.Context, p *alerting.Params) Rules
 	p.ModelLabel, p.VersionLabel, p.InstanceLabel = d.settings.ModelLabel, d.settings.VersionLabel, d.settings.InstanceLabel
 	if d.settings.Profile != "auto" && d.settings.Profile != "" {
 		p.Profile = d.settings.Profile
+		if e, err := d.engineFor(ctx); err == nil {
+			p.SetPresent(e.Present) // rules whose GPU signal is not exported say "not measured"
+		}
 		return RulesProfile{Name: p.Profile}
 	}
 	e, err := d.engineFor(ctx)
@@ -181,5 +184,6 @@ func (d *Datasource) rulesProfile(ctx context.Context, p *alerting.Params) Rules
 		return RulesProfile{Name: p.Profile, Detected: true, Servers: p.ProfileNames()}
 	}
 	p.Profile = e.Profile.Name
+	p.SetPresent(e.Present)
 	return RulesProfile{Name: p.Profile, Detected: true}
 }

@@ -20,6 +20,8 @@ export interface CatalogRule {
   unavailable?: string;
   /** On a mixed fleet: why each server that cannot feed the rule cannot (the others render it). */
   unavailableOn?: Record<string, string>;
+  /** Why the rule's GPU signal is not measured on this fleet (what to enable); the rule is still rendered. */
+  notMeasured?: string;
 }
 
 export type ParamKind = 'string' | 'bool' | 'int' | 'number' | 'ratio' | 'duration';

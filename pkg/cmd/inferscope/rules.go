@@ -210,12 +210,14 @@ func formatNames() string {
 	return strings.Join(names, ", ")
 }
 
-func runList(_ context.Context, path string, args []string, stdout, _ io.Writer) error {
+func runList(ctx context.Context, path string, args []string, stdout, _ io.Writer) error {
 	fs := newFlagSet(path)
+	var conn promConn
+	conn.registerReach(fs)
 	fs.Bool("quiet", false, "accepted as by every command; the list prints nothing on standard error")
 	p := paramFlags(fs)
 	help := func() {
-		fmt.Fprintf(stdout, "%s [flags]\n\nLists the catalog: id, severity, hold time, condition; rules the metric profile cannot feed say why.\n\nFlags:\n  --quiet\n      accepted as by every command (the list prints no progress)", path)
+		fmt.Fprintf(stdout, "%s [flags]\n\nLists the catalog: id, severity, hold time, condition; rules the metric profile cannot feed say why, and with --prometheus the rules whose GPU signal the fleet does not export say \"not measured\" and what to enable.\n\nFlags:\n  --quiet\n      accepted as by every command (the list prints no progress)\n  --prometheus URL\n      list for the servers and GPU exporters found there (as rules export)", path)
 		printParamHelp(stdout)
 		fmt.Fprintf(stdout, "\n%s\n", exitCodesHelp)
 	}
@@ -224,6 +226,9 @@ func runList(_ context.Context, path string, args []string, stdout, _ io.Writer)
 	}
 	if err := p.Validate(); err != nil {
 		return usageError{err.Error()}
+	}
+	if err := followPrometheus(ctx, fs, &conn, p); err != nil {
+		return err
 	}
 	rules, err := alerting.Catalog(*p)
 	if err != nil {
@@ -240,6 +245,9 @@ func runList(_ context.Context, path string, args []string, stdout, _ io.Writer)
 			if why, ok := r.UnavailableOn[server]; ok {
 				cond += " (not on " + server + ": " + why + ")"
 			}
+		}
+		if r.NotMeasured != "" && r.Unavailable == "" {
+			cond += " (" + r.NotMeasured + ")"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Severity, r.ForText, cond)
 	}

@@ -66,7 +66,7 @@ describe('Alert rules page', () => {
     const p0 = await screen.findByRole('row', { name: 'Latency far above its baseline' });
     expect(p0).toHaveTextContent('P0');
     expect(p0).toHaveTextContent(
-      'P95 latency > 3× the mean of the same ±10m time-of-day window on the previous 7 days'
+      'P95 latency (the mean on servers without a latency histogram) > 3× the mean of the same ±10m time-of-day window on the previous 7 days'
     );
     expect(p0).toHaveTextContent('at once');
     await waitFor(() => expect(p0).toHaveTextContent('Not in Grafana'));
@@ -109,6 +109,26 @@ describe('Alert rules page', () => {
     const cache = await screen.findByRole('row', { name: 'Cache hit rate dropped' });
     expect(cache).toHaveTextContent(`Not available: ${why}`);
     expect(cache).toHaveTextContent('Unavailable');
+  });
+
+  test('a rule whose GPU signal the fleet does not export says "not measured" and what to enable', async () => {
+    inferscopeDataSource();
+    const why = 'not measured here: XID errors: not measured — no XID series; keep DCGM_FI_DEV_XID_ERRORS in the counters file';
+    const withoutXID = {
+      ...catalog,
+      catalog: catalog.catalog.map((r) => (r.id === 'xid-p1' ? { ...r, notMeasured: why } : r)),
+    };
+    grafanaWithoutRules({
+      [`POST ${RULES}`]: (req) =>
+        (req.data as { action: string }).action === 'catalog'
+          ? { status: 200, body: withoutXID }
+          : { status: 200, body: { ...renderAnswer, diff: { status: 'missing', rules: [] } } },
+    });
+    render(<AlertRules settings={{}} />);
+    const xid = await screen.findByRole('row', { name: 'XID error on a GPU' });
+    expect(xid).toHaveTextContent('Not measured');
+    expect(xid).toHaveTextContent('DCGM_FI_DEV_XID_ERRORS');
+    expect(await screen.findByRole('row', { name: 'GPU memory nearly full' })).not.toHaveTextContent('Not measured');
   });
 
   test('one click creates the rules; the table shows their state; a second click changes nothing', async () => {

@@ -65,7 +65,14 @@ export function RulesTable({ rules, uids, states, observation, backtest }: Props
                   <div>{r.title}</div>
                   <div className={s.why}>{r.why}</div>
                 </td>
-                <td>{r.unavailable ? <span className={s.why}>Not available: {r.unavailable}</span> : r.condition}</td>
+                <td>
+                  {r.unavailable ? <span className={s.why}>Not available: {r.unavailable}</span> : r.condition}
+                  {!r.unavailable && r.notMeasured && (
+                    <div className={s.why}>
+                      <Badge color="orange" text="Not measured" tooltip={r.notMeasured} /> {r.notMeasured}
+                    </div>
+                  )}
+                </td>
                 <td>{r.for === '0s' ? 'at once' : r.for}</td>
                 <td>
                   {r.unavailable ? (

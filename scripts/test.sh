@@ -43,6 +43,9 @@ done
 step "memory bounds (without the race detector, whose shadow memory distorts resident memory)"
 go test -count=1 -run '^TestOversizedAnswerKeepsMemoryBounded$' ./pkg/prom
 
+step "incident corpus: the fixed-seed subset replayed (without the race detector: hundreds of triage questions)"
+go test -count=1 -timeout 40m -run '^TestCorpusSubset$' ./pkg/corpus
+
 step "test bed: build (or reuse) the 8-day history TSDB the integration tests share"
 go run ./pkg/cmd/inferscope-loadgen --warm-test-cache
 

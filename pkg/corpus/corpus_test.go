@@ -54,6 +54,9 @@ func TestCorpusSubset(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two corpus fleets on first use (cached with the benchmark's)")
 	}
+	if raceEnabled {
+		t.Skip("the replay runs several times slower under the race detector; scripts/test.sh runs this test without -race")
+	}
 	cases := subset(t)
 	var outs []Outcome
 	for _, server := range subsetServers {

@@ -51,6 +51,6 @@ go run ./pkg/cmd/inferscope-loadgen --warm-test-cache
 
 step "Go tests (race detector; integration and protocol tests on real servers)"
 INFERSCOPE_ZIP="$PWD/$zip_file" INFERSCOPE_EXPECT_ZIP=true INFERSCOPE_DIST="$PWD/dist" \
-  go tool gotestsum --format pkgname-and-test-fails -- -race -count=1 -timeout 30m ./pkg/...
+  go tool gotestsum --format pkgname-and-test-fails -- -race -count=1 -timeout 60m ./pkg/...
 
 step "all checks passed"

@@ -330,6 +330,9 @@ func instantAt(t *testing.T, base, expr string, at time.Time, drop ...string) []
 // rule holds on the surging model at the scenario's queue share, and every server's node-a
 // request rate is the source's (the servers serve copies of the same traffic).
 func TestFleetRulesEvaluateAsEachServerAlone(t *testing.T) {
+	if raceEnabled {
+		t.Skip("inlined recordings run several times slower under the race detector; scripts/test.sh runs this test without -race")
+	}
 	dir, s := tbtest.TSDBFor(t, testbed.TSDBOptions{Profile: expo.FleetName})
 	// Every recording is inlined, so one query holds the latency baseline's fourteen day-mean
 	// subqueries (version and model) several times over: far heavier than a rule evaluation,

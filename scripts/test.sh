@@ -46,9 +46,6 @@ go test -count=1 -run '^TestOversizedAnswerKeepsMemoryBounded$' ./pkg/prom
 step "incident corpus: the fixed-seed subset replayed (without the race detector: hundreds of triage questions)"
 go test -count=1 -timeout 40m -run '^TestCorpusSubset$' ./pkg/corpus
 
-step "alert rules on the mixed fleet: each server's rules evaluated as on its own Prometheus (the vLLM group, without the race detector: every recording inlined takes minutes per server)"
-go test -count=1 -timeout 30m -run '^TestFleetRulesEvaluateAsEachServerAlone$/^vllm$' ./pkg/alerting
-
 step "test bed: build (or reuse) the 8-day history TSDB the integration tests share"
 go run ./pkg/cmd/inferscope-loadgen --warm-test-cache
 

@@ -1,5 +1,0 @@
-//go:build !race
-
-package alerting
-
-const raceEnabled = false

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,8 +18,6 @@ import (
 // memory (36000 used, 4000 free), whose pod label changes half-way (a pod moved).
 func startDCGMOnly(t *testing.T) *promtest.Server {
 	t.Helper()
-	promtest.RequireBinary(t, "promtool")
-	dir := t.TempDir()
 	var om strings.Builder
 	type series struct {
 		gpu, pod         string
@@ -47,15 +43,7 @@ func startDCGMOnly(t *testing.T) *promtest.Server {
 		}
 	}
 	om.WriteString("# EOF\n")
-	file := filepath.Join(dir, "dcgm.om")
-	if err := os.WriteFile(file, []byte(om.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	data := filepath.Join(dir, "data")
-	if err := promtest.CreateBlocks(context.Background(), file, data); err != nil {
-		t.Fatal(err)
-	}
-	return promtest.Start(t, promtest.Options{DataDir: data})
+	return promtest.StartWithHistory(t, om.String(), promtest.Options{})
 }
 
 // TestGPUWithoutInferenceServer: dcgm-exporter alone. gpu and gpumem_forecast answer from the

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -337,17 +335,7 @@ func upgradeHistory() string {
 // against the model's previous days on the instance (reference=model), and status P0 at once.
 // Without the model's reference its ratio is empty and nothing can fire.
 func TestBaselineInPlaceUpgradeFallsOffACliff(t *testing.T) {
-	promtest.RequireBinary(t, "promtool")
-	dir := t.TempDir()
-	om := filepath.Join(dir, "upgrade.om")
-	if err := os.WriteFile(om, []byte(upgradeHistory()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	data := filepath.Join(dir, "data")
-	if err := promtest.CreateBlocks(context.Background(), om, data); err != nil {
-		t.Fatal(err)
-	}
-	srv := promtest.Start(t, promtest.Options{DataDir: data})
+	srv := promtest.StartWithHistory(t, upgradeHistory(), promtest.Options{})
 	c, err := prom.New(srv.URL, nil)
 	if err != nil {
 		t.Fatal(err)

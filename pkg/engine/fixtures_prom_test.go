@@ -152,16 +152,7 @@ func startFixtureBed(t *testing.T, targets ...fixtureTarget) *prom.Client {
 		}
 	}
 	b.WriteString("# EOF\n")
-	dir := t.TempDir()
-	om := filepath.Join(dir, "fixtures.om")
-	if err := os.WriteFile(om, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	data := filepath.Join(dir, "data")
-	if err := promtest.CreateBlocks(context.Background(), om, data); err != nil {
-		t.Fatal(err)
-	}
-	c, err := prom.New(promtest.Start(t, promtest.Options{DataDir: data}).URL, nil)
+	c, err := prom.New(promtest.StartWithHistory(t, b.String(), promtest.Options{}).URL, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

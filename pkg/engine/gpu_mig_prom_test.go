@@ -125,17 +125,7 @@ func busyHistory(t *testing.T) string {
 
 func startBusyBed(t *testing.T) *Engine {
 	t.Helper()
-	promtest.RequireBinary(t, "promtool")
-	dir := t.TempDir()
-	om := filepath.Join(dir, "busy.om")
-	if err := os.WriteFile(om, []byte(busyHistory(t)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	data := filepath.Join(dir, "data")
-	if err := promtest.CreateBlocks(context.Background(), om, data); err != nil {
-		t.Fatal(err)
-	}
-	c, err := prom.New(promtest.Start(t, promtest.Options{DataDir: data}).URL, nil)
+	c, err := prom.New(promtest.StartWithHistory(t, busyHistory(t), promtest.Options{}).URL, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -88,17 +86,7 @@ func xidHistory() string {
 
 func startXIDBed(t *testing.T) *Engine {
 	t.Helper()
-	promtest.RequireBinary(t, "promtool")
-	dir := t.TempDir()
-	om := filepath.Join(dir, "xid.om")
-	if err := os.WriteFile(om, []byte(xidHistory()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	data := filepath.Join(dir, "data")
-	if err := promtest.CreateBlocks(context.Background(), om, data); err != nil {
-		t.Fatal(err)
-	}
-	srv := promtest.Start(t, promtest.Options{DataDir: data})
+	srv := promtest.StartWithHistory(t, xidHistory(), promtest.Options{})
 	c, err := prom.New(srv.URL, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -47,8 +45,6 @@ func openMetricsValue(v string) string {
 // blockTime and blockTime+1m.
 func startStored(t *testing.T) *Client {
 	t.Helper()
-	promtest.RequireBinary(t, "promtool")
-	dir := t.TempDir()
 	var om strings.Builder
 	om.WriteString("# HELP probe_value Index of the label value.\n# TYPE probe_value gauge\n")
 	for i, v := range storedValues {
@@ -57,15 +53,7 @@ func startStored(t *testing.T) *Client {
 		}
 	}
 	om.WriteString("# EOF\n")
-	file := filepath.Join(dir, "in.om")
-	if err := os.WriteFile(file, []byte(om.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	data := filepath.Join(dir, "data")
-	if err := promtest.CreateBlocks(context.Background(), file, data); err != nil {
-		t.Fatal(err)
-	}
-	srv := promtest.Start(t, promtest.Options{DataDir: data})
+	srv := promtest.StartWithHistory(t, om.String(), promtest.Options{})
 	c, err := New(srv.URL, &http.Client{Timeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -111,6 +111,21 @@ func CreateBlocks(ctx context.Context, openMetricsFile, dir string) error {
 	return nil
 }
 
+// StartWithHistory imports history (OpenMetrics text ending in "# EOF") into blocks with promtool
+// and runs Prometheus on them for the duration of the test; opts.DataDir is set here.
+func StartWithHistory(t testing.TB, history string, opts Options) *Server {
+	t.Helper()
+	RequireBinary(t, "promtool")
+	dir := t.TempDir()
+	om := filepath.Join(dir, "history.om")
+	mustWrite(t, om, history)
+	opts.DataDir = filepath.Join(dir, "data")
+	if err := CreateBlocks(t.Context(), om, opts.DataDir); err != nil {
+		t.Fatal(err)
+	}
+	return Start(t, opts)
+}
+
 // RunRuleTests runs `promtool test rules` on the test file in dir (rule_files resolve from
 // dir) and fails the test with the end of promtool's report when a case fails.
 func RunRuleTests(t testing.TB, dir, file string) {

@@ -147,6 +147,9 @@ export interface InferscopeOptions extends DataSourceJsonData {
   probeBasicAuthUser?: string;
   probeTlsSkipVerify?: boolean;
   probeTlsServerName?: string;
+  /** Thanos querier parameters (dedup, partial_response); unset = the querier's defaults. */
+  thanosDedup?: boolean;
+  thanosPartialResponse?: boolean;
 }
 
 /** Values sent to the backend once and never returned to the browser. */

@@ -1,5 +1,5 @@
 import React, { useState } from 'react';
-import { render, screen } from '@testing-library/react';
+import { render, screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { DataSourceSettings } from '@grafana/data';
 
@@ -245,5 +245,25 @@ describe('ConfigEditor', () => {
     await userEvent.click(reset[reset.length - 1]);
     expect(latest().secureJsonFields.probeBasicAuthPassword).toBe(false);
     expect(latest().secureJsonData?.probeBasicAuthPassword).toBe('');
+  });
+  test('Thanos parameters: unset by default, On/Off stored as booleans, the default removes them', async () => {
+    const { latest } = renderEditor();
+    await userEvent.click(screen.getByRole('button', { name: 'Expand section Thanos querier' }));
+    const partial = within(screen.getByRole('radiogroup', { name: 'Thanos partial response' }));
+    expect(partial.getByLabelText("Querier's default")).toBeChecked();
+    await userEvent.click(partial.getByLabelText('Off'));
+    expect(latest().jsonData.thanosPartialResponse).toBe(false);
+    const dedup = within(screen.getByRole('radiogroup', { name: 'Thanos deduplication' }));
+    await userEvent.click(dedup.getByLabelText('On'));
+    expect(latest().jsonData).toMatchObject({ thanosDedup: true, thanosPartialResponse: false });
+    await userEvent.click(partial.getByLabelText("Querier's default"));
+    expect('thanosPartialResponse' in latest().jsonData).toBe(false);
+    expect(latest().jsonData.thanosDedup).toBe(true);
+  });
+
+  test('stored Thanos parameters open the section with their choice', () => {
+    renderEditor(settings({ jsonData: { thanosDedup: false } }));
+    const dedup = within(screen.getByRole('radiogroup', { name: 'Thanos deduplication' }));
+    expect(dedup.getByLabelText('Off')).toBeChecked();
   });
 });

@@ -24,6 +24,7 @@ import {
 } from './auth';
 import { InferscopeSettings } from './InferscopeSettings';
 import { ProbeCredentials } from './ProbeCredentials';
+import { ThanosSettings } from './ThanosSettings';
 
 export type ConfigEditorProps = DataSourcePluginOptionsEditorProps<InferscopeOptions, InferscopeSecureJsonData>;
 
@@ -98,6 +99,8 @@ export function ConfigEditor({ options, onOptionsChange }: ConfigEditorProps) {
       >
         <AdvancedHttpSettings config={options} onChange={onChange} />
       </ConfigSection>
+
+      <ThanosSettings options={options} onOptionsChange={onChange} />
 
       <Divider />
 

@@ -109,11 +109,11 @@ func (b *builder) promRules(service, gpu bool, fleet []*builder) []PromRule {
 	rec := b.recordings(service, gpu, available)
 	alerts := map[string]string{
 		"latency-p0": fmt.Sprintf("%s > %s", b.rec(RecLatencyRatio), fmtFloat(p.LatencyCritRatio)),
-		"latency-p1": fmt.Sprintf("%s > %s", b.rec(RecLatencyRatio), fmtFloat(p.LatencyWarnRatio)),
+		// The P1s leave the range above the P0 line to the P0 rule, as the Grafana rendering's
+		// conditions do (ruleCondition), so both renderings fire the same episodes.
+		"latency-p1": fmt.Sprintf("%s > %s <= %s", b.rec(RecLatencyRatio), fmtFloat(p.LatencyWarnRatio), fmtFloat(p.LatencyCritRatio)),
 		"gpumem-p0":  b.memoryAbove(p.GPUMemCrit),
-		// The P1 leaves the range above the P0 line to the P0 rule, as the Grafana rendering's
-		// condition does (ruleCondition), so both renderings fire the same episodes.
-		"gpumem-p1": fmt.Sprintf("(\n%s\n)\nunless %s (\n%s\n)", indent(b.memoryAbove(p.GPUMemWarn)), on(NodeLabel, "gpu"), indent(b.memoryAbove(p.GPUMemCrit))),
+		"gpumem-p1":  fmt.Sprintf("(\n%s\n)\nunless %s (\n%s\n)", indent(b.memoryAbove(p.GPUMemWarn)), on(NodeLabel, "gpu"), indent(b.memoryAbove(p.GPUMemCrit))),
 		// On a fleet the node recordings carry ServerLabel: the idle GPU counts as under traffic
 		// when any server on its node is above its own baseline (set operations take the
 		// duplicates on their right), and as warming when any server there is.

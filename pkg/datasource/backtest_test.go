@@ -49,8 +49,11 @@ const backtestWeek = `{"from":"2026-11-16T12:00:00Z","to":"2026-11-23T12:00:00Z"
 // requests answer 400, an unreachable Prometheus 502.
 func TestBacktestResource(t *testing.T) {
 	dir, _ := tbtest.TSDB(t)
-	srv := promtest.Start(t, promtest.Options{DataDir: dir})
-	d := newTestDS(t, instanceSettings(t, srv.URL, nil, nil))
+	// A week of baseline at 1 m is the heaviest query the suite runs: on a loaded machine it
+	// outlasts the default 30 s client and 2 m Prometheus timeouts, and a timed-out rule reports no
+	// episode (with a notice). The test compares results, not speed.
+	srv := promtest.Start(t, promtest.Options{DataDir: dir, ExtraArgs: []string{"--query.timeout=10m"}})
+	d := newTestDS(t, instanceSettings(t, srv.URL, map[string]any{"timeout": 600}, nil))
 
 	status, r, body := postBacktest(t, d, backtestWeek)
 	if status != http.StatusOK {
@@ -59,7 +62,7 @@ func TestBacktestResource(t *testing.T) {
 	// Per instance: node-b's compute slowdown, then node-a's queue surge, both recsys v1.4.0.
 	p0 := firedOn(r, "latency-p0")
 	if len(p0) != 2 {
-		t.Fatalf("latency-p0 fired on %v, want node-b then node-a", p0)
+		t.Fatalf("latency-p0 fired on %v, want node-b then node-a; notices %v", p0, r.Notices)
 	}
 	for i, inst := range []string{"node-b:8000", "node-a:8000"} {
 		if p0[i]["model_name"] != "recsys-ranker" || p0[i]["model_version"] != "v1.4.0" || p0[i]["instance"] != inst {

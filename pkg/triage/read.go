@@ -67,7 +67,7 @@ type Instance struct {
 	// WentIdle are the node's GPUs that worked at every point of the hour before (utilisation
 	// above 0) and sat at zero at every point of the window.
 	WentIdle []string
-	IdleGPUs   []string // GPUs where the engine's idle-under-traffic condition held
+	IdleGPUs []string // GPUs where the engine's idle-under-traffic condition held
 	// Hardware: XID events and uncorrected ECC errors in each window; active hardware or thermal
 	// clock-event reasons in the window.
 	// A count is NaN where it is not measured (not exported, or no series of the node's GPUs).

@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/inferscope/inferscope/pkg/engine"
@@ -178,16 +177,9 @@ func settleRecent(rep *Report, rc *RecentChange) {
 	if rep.Verdict == Diagnosed && undiluted[rep.Causes[0].ID] {
 		return
 	}
-	var cands []string
-	for i, c := range rep.Causes {
-		if i == 3 {
-			break
-		}
-		cands = append(cands, fmt.Sprintf("%s %.2f (%s)", c.ID, c.Score, c.Confidence))
-	}
-	what := "no candidate"
-	if len(cands) > 0 {
-		what = "candidates: " + strings.Join(cands, ", ")
+	what := candidatesText(rep.Causes)
+	if what == "" {
+		what = "no candidate"
 	}
 	rep.Verdict, rep.Confidence = NoDirection, "low"
 	rep.Summary = fmt.Sprintf("Too recent to attribute: the time per request of %s stepped from %s to %s at %s, one point before the window's end; the readings after it still hold the minutes before it (a %s rate window), so the causes cannot be told apart yet (%s): ask again in a few minutes",

@@ -2,6 +2,7 @@ package triage
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -90,5 +91,87 @@ func TestRecentSpanComparesAfterTheChange(t *testing.T) {
 	// A change point at the window's last point still leaves minWindow to compare.
 	if sp := recentSpan(to, time.Minute, from, to); sp.End.Sub(sp.Start) != minWindow {
 		t.Errorf("span at the end %v, want %s", sp, minWindow)
+	}
+}
+
+// TestSettleRecent: a change seen at one point only is younger than the rate window, so the
+// ratios after it still hold the minutes before it. A first cause graded on such ratios is too
+// recent to attribute (no direction, the causes kept as candidates); one resting on an event, a
+// level past its line or versions side by side stands; two points past the line stand.
+func TestSettleRecent(t *testing.T) {
+	at := tEnd
+	cases := []struct {
+		name    string
+		points  int
+		verdict Verdict
+		first   string
+		want    Verdict
+	}{
+		{"queue at one point: too recent", 1, Diagnosed, CauseQueue, NoDirection},
+		{"traffic at one point: too recent", 1, Diagnosed, CauseTrafficSurge, NoDirection},
+		{"compute alone at one point: too recent", 1, Diagnosed, CauseCompute, NoDirection},
+		{"memory past its line at one point stands", 1, Diagnosed, CauseComputeMemory, Diagnosed},
+		{"an ECC event at one point stands", 1, Diagnosed, CauseHardware, Diagnosed},
+		{"a deploy side by side at one point stands", 1, Diagnosed, CauseModelRegression, Diagnosed},
+		{"queue at two points stands", 2, Diagnosed, CauseQueue, Diagnosed},
+		{"healthy stays healthy", 1, Healthy, "", Healthy},
+	}
+	for _, c := range cases {
+		rep := Report{Verdict: c.verdict, Confidence: "high", Summary: "s"}
+		if c.first != "" {
+			rep.Causes = []Cause{{ID: c.first, Score: 0.8, Confidence: "high"}, {ID: CauseTrafficSurge, Score: 0.3, Confidence: "low"}}
+		}
+		settleRecent(&rep, &RecentChange{At: at, Where: "m v1 on node-a:8000", Level: 0.02, Now: 0.07, Points: c.points})
+		if rep.Verdict != c.want {
+			t.Errorf("%s: verdict %s, want %s", c.name, rep.Verdict, c.want)
+		}
+		if c.want == NoDirection && c.verdict == Diagnosed {
+			if rep.Confidence != "low" || !strings.Contains(rep.Summary, "Too recent to attribute") || !strings.Contains(rep.Summary, c.first+" 0.80 (high)") || len(rep.Causes) != 2 {
+				t.Errorf("%s: %s (%s), causes %d", c.name, rep.Summary, rep.Confidence, len(rep.Causes))
+			}
+		}
+	}
+}
+
+// TestScoreGPUWentIdle: a GPU that worked through the hour before and sits at zero through the
+// window, while the model's own requests fall back and its compute time rises, is gpu_idle
+// before the engine's 10-minute idle condition holds; without the drop the same readings are
+// "compute" (nothing measured explains it). Without a sign in the model's own requests the
+// idle GPU is co-tenant evidence, not a cause.
+func TestScoreGPUWentIdle(t *testing.T) {
+	slowed := func(s *Subject, in *Instance) {
+		s.Compute.Now, s.P95.Now, s.BaselineRatio = 0.035, 0.06, 2.4
+		in.Fallback.Now = 0.6
+		in.GPUUtil.Now = 0
+	}
+	rd := readings("", func(s *Subject, in *Instance) { slowed(s, in); in.WentIdle = []string{"6"} })
+	r := Score(rd, DefaultThresholds())
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseGPUIdle || r.Causes[0].Instance != "node-a:8000" || hasCause(&r, CauseCompute) {
+		t.Fatalf("went idle: %s %s: %s", r.Verdict, causeList(&r), r.Summary)
+	}
+	if !strings.Contains(r.Causes[0].Summary, "GPU 6 of node-a went to zero") {
+		t.Errorf("summary: %s", r.Causes[0].Summary)
+	}
+	r = Score(readings("", slowed), DefaultThresholds())
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseCompute {
+		t.Errorf("no GPU drop read: %s %s", r.Verdict, causeList(&r))
+	}
+	// The GPU stopped but the model's own requests show nothing: another model's GPU.
+	r = Score(readings("", func(s *Subject, in *Instance) { in.WentIdle = []string{"6"} }), DefaultThresholds())
+	if hasCause(&r, CauseGPUIdle) || r.Verdict != Healthy || !strings.Contains(strings.Join(r.Notices, "\n"), "co-tenant evidence, not a cause of m: GPU 6 of node-a") {
+		t.Errorf("co-tenant: %s %s %v", r.Verdict, causeList(&r), r.Notices)
+	}
+}
+
+// TestScoreEventCandidateAtWindowEnd: an XID at the window's end before the model's requests
+// show anything is listed as a candidate with its confidence, and the answer is no direction
+// saying so — never a diagnosis without evidence past its line.
+func TestScoreEventCandidateAtWindowEnd(t *testing.T) {
+	r := Score(readings("", func(s *Subject, in *Instance) { in.XID.Now = 1 }), DefaultThresholds())
+	if r.Verdict != NoDirection || len(r.Causes) == 0 || r.Causes[0].ID != CauseHardware || r.Causes[0].Score >= 0.5 {
+		t.Fatalf("%s %s", r.Verdict, causeList(&r))
+	}
+	if !strings.Contains(r.Summary, "candidates below the diagnosis line: hardware 0.30 (low)") {
+		t.Errorf("summary: %s", r.Summary)
 	}
 }

@@ -204,10 +204,30 @@ func score(q question, rds []*Readings, th Thresholds) Report {
 		if lt := g.lead.leadTextOrEmpty(); lt != "" {
 			what += "; " + lt
 		}
+		if c := candidatesText(r.Causes); c != "" {
+			what += "; " + c
+		}
 		r.Summary = fmt.Sprintf("No clear direction (%s): escalate to the service's owners with this report", what)
 		r.Confidence = "low"
 	}
 	return r
+}
+
+// candidatesText names the first causes of an undiagnosed answer with their scores and
+// confidence: an event near the window's end (an XID, a GPU gone idle) is a candidate before
+// the latency shows it, said as such, not a diagnosis.
+func candidatesText(cs []Cause) string {
+	var out []string
+	for i, c := range cs {
+		if i == 3 {
+			break
+		}
+		out = append(out, fmt.Sprintf("%s %.2f (%s)", c.ID, c.Score, c.Confidence))
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "candidates below the diagnosis line: " + strings.Join(out, ", ")
 }
 
 // causes makes the report's causes of the best candidates, strongest first (then by id).

@@ -175,3 +175,16 @@ func TestScoreEventCandidateAtWindowEnd(t *testing.T) {
 		t.Errorf("summary: %s", r.Summary)
 	}
 }
+
+// TestScoreMemoryPeakIsASymptom: GPU memory that climbed past its critical line in the window's
+// last minutes (an upgrade that needs more memory, still warming up) barely moves the window's
+// mean; the peak is a symptom, so the answer is no direction, not healthy.
+func TestScoreMemoryPeakIsASymptom(t *testing.T) {
+	r := Score(readings("", func(s *Subject, in *Instance) { in.GPUMem.Now, in.GPUMemPeak = 0.64, 0.975 }), DefaultThresholds())
+	if r.Verdict != NoDirection || !strings.Contains(r.Summary, "GPU memory peaked at 98 % on node-a") {
+		t.Errorf("%s: %s", r.Verdict, r.Summary)
+	}
+	if r := Score(readings("", func(s *Subject, in *Instance) { in.GPUMemPeak = 0.9 }), DefaultThresholds()); r.Verdict != Healthy {
+		t.Errorf("a peak under the critical line: %s: %s", r.Verdict, r.Summary)
+	}
+}

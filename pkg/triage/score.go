@@ -874,6 +874,9 @@ func symptomsOf(rd *Readings, th Thresholds) []string {
 			}
 		} else if in.GPUMem.Now > th.GPUMemWarn {
 			add(fmt.Sprintf("GPU memory %.0f %% on %s", in.GPUMem.Now*100, in.Node))
+		} else if in.GPUMemPeak > th.GPUMemCrit {
+			// A climb past the critical line in the window's last minutes barely moves its mean.
+			add(fmt.Sprintf("GPU memory peaked at %.0f %% on %s (%.0f %% on average in the window)", in.GPUMemPeak*100, in.Node, in.GPUMem.Now*100))
 		}
 	}
 	return out

@@ -131,8 +131,13 @@ func findRecent(ctx context.Context, e *engine.Engine, o Options) (*RecentChange
 // it; otherwise the whole window is.
 func diagnoseShort(ctx context.Context, e *engine.Engine, o Options) (*Report, error) {
 	rc, step, queries, err := findRecent(ctx, e, o)
+	var missed string
 	if err != nil {
-		return nil, err
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		// The detection is a refinement: without it the window is compared as one.
+		rc, missed = nil, fmt.Sprintf("the change point inside the window was not looked for: %v", err)
 	}
 	ro := o
 	if rc != nil {
@@ -147,6 +152,9 @@ func diagnoseShort(ctx context.Context, e *engine.Engine, o Options) (*Report, e
 	}
 	rep := Score(rd, DefaultThresholds())
 	rep.Queries += queries
+	if missed != "" {
+		rep.Notices = append(rep.Notices, missed)
+	}
 	if rc != nil {
 		rep.Change = rc
 		rep.Notices = append(rep.Notices, recentNotice(rc, rep.Window))

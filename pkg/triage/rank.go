@@ -104,8 +104,12 @@ func (g *gathered) own(q question, rd *Readings, in *Instance, c candidate) (can
 		return c, true
 	}
 	if c.id == CauseGPUIdle {
-		g.notes = appendUnique(g.notes, fmt.Sprintf("co-tenant evidence, not a cause of %s: GPU %s of %s sat idle under traffic, but %s's own requests on %s show no sign of it (no fallback, no slowdown, no errors): the GPU likely serves another model",
-			rd.Model, strings.Join(in.IdleGPUs, ", "), in.Node, rd.Model, in.Name))
+		gpu := "GPU " + strings.Join(in.IdleGPUs, ", ")
+		if len(in.IdleGPUs) == 0 {
+			gpu = "GPU " + strings.Join(in.WentIdle, ", ")
+		}
+		g.notes = appendUnique(g.notes, fmt.Sprintf("co-tenant evidence, not a cause of %s: %s of %s sat idle under traffic, but %s's own requests on %s show no sign of it (no fallback, no slowdown, no errors): the GPU likely serves another model",
+			rd.Model, gpu, in.Node, rd.Model, in.Name))
 		return c, false
 	}
 	c.score *= 0.5

@@ -64,7 +64,10 @@ type Instance struct {
 	// lowest utilisation of any GPU at any point, and the highest memory ratio in the window.
 	GPUMem, GPUUtil Pair
 	GPUMemPeak      float64
-	IdleGPUs        []string // GPUs where the engine's idle-under-traffic condition held
+	// WentIdle are the node's GPUs that worked at every point of the hour before (utilisation
+	// above 0) and sat at zero at every point of the window.
+	WentIdle []string
+	IdleGPUs []string // GPUs where the engine's idle-under-traffic condition held
 	// Hardware: XID events and uncorrected ECC errors in each window; active hardware or thermal
 	// clock-event reasons in the window.
 	// A count is NaN where it is not measured (not exported, or no series of the node's GPUs).
@@ -481,6 +484,14 @@ func (r *reader) gpuJob(instances []string) func(context.Context) error {
 			}
 			if util := byNode[in.Node+"|util"]; len(util) > 0 {
 				in.GPUUtil = r.pair(across(util, math.Min), minOf)
+				for _, u := range util {
+					// Worked before the window asked about (a change point may have narrowed the
+					// window past the moment the GPU stopped), idle through the window compared.
+					lo := pointsPair(u.T, u.V, r.rd.Before.Start, r.eventsFrom(), r.o.To, minOf)
+					if hi := r.pair(u, maxOf); lo.Before > 0 && hi.Now == 0 {
+						in.WentIdle = appendUnique(in.WentIdle, u.Labels["gpu"])
+					}
+				}
 			}
 		}
 		return nil
@@ -702,7 +713,7 @@ func (r *reader) hardwareJob(instances []string) func(context.Context) error {
 				nodes = append(nodes, n)
 			}
 		}
-		hw, err := r.prom.HardwareReadings(ctx, engine.HardwareQuery{Nodes: nodes, GPU: r.o.GPU, From: r.o.From, To: r.o.To, Before: r.o.Before})
+		hw, err := r.prom.HardwareReadings(ctx, engine.HardwareQuery{Nodes: nodes, GPU: r.o.GPU, From: r.eventsFrom(), To: r.o.To, Before: r.o.Before})
 		if hw.Missing != "" {
 			r.notice(hw.Missing + ": the hardware step has nothing to read")
 			return nil
@@ -728,6 +739,16 @@ func (r *reader) hardwareJob(instances []string) func(context.Context) error {
 		}
 		return nil
 	}
+}
+
+// eventsFrom is where events count as the window's: the window asked about, before a change
+// point narrowed it (an XID or a GPU stopping a minute before the latency moved is still the
+// window's event).
+func (r *reader) eventsFrom() time.Time {
+	if !r.o.eventsFrom.IsZero() && r.o.eventsFrom.Before(r.o.From) {
+		return r.o.eventsFrom
+	}
+	return r.o.From
 }
 
 // deployStep is the grid the deploy events are looked for on: a version's first appearance is

@@ -204,10 +204,30 @@ func score(q question, rds []*Readings, th Thresholds) Report {
 		if lt := g.lead.leadTextOrEmpty(); lt != "" {
 			what += "; " + lt
 		}
+		if c := candidatesText(r.Causes); c != "" {
+			what += "; " + c
+		}
 		r.Summary = fmt.Sprintf("No clear direction (%s): escalate to the service's owners with this report", what)
 		r.Confidence = "low"
 	}
 	return r
+}
+
+// candidatesText names the first causes of an undiagnosed answer with their scores and
+// confidence: an event near the window's end (an XID, a GPU gone idle) is a candidate before
+// the latency shows it, said as such, not a diagnosis.
+func candidatesText(cs []Cause) string {
+	var out []string
+	for i, c := range cs {
+		if i == 3 {
+			break
+		}
+		out = append(out, fmt.Sprintf("%s %.2f (%s)", c.ID, c.Score, c.Confidence))
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "candidates below the diagnosis line: " + strings.Join(out, ", ")
 }
 
 // causes makes the report's causes of the best candidates, strongest first (then by id).
@@ -423,35 +443,64 @@ func modelTraffic(rd *Readings) Pair {
 	return p
 }
 
-// gpuIdleCause: a GPU of the instance sat idle under traffic.
+// gpuIdleCause: a GPU of the instance sat idle under traffic (the engine's condition held), or
+// went idle in the window (gpuWentIdle).
 func gpuIdleCause(rd *Readings, in *Instance, subj string) (candidate, bool) {
-	if len(in.IdleGPUs) > 0 {
-		// GPU series carry no model: the idle condition holds for every model served on the
-		// node. The model whose own requests show the GPU gone (answered by the fallback path,
-		// a slower service) is the one on that GPU, and ranks above the others.
-		fb := grade(in.Fallback.Now, 0.01, 0.10)
-		slow := 0.0
-		for _, s := range rd.Subjects {
-			if s.Instance == in.Name && selected(rd, s) {
-				svc := s.ServiceMean()
-				slow = math.Max(slow, grade(ratio(svc.Now, svc.Before), 1.1, 1.5))
-			}
-		}
-		summary := fmt.Sprintf("GPU %s of %s sat at zero utilisation while %s was served (%s) and its model was ready", strings.Join(in.IdleGPUs, ", "), in.Node, subj, rateText(in.QPS.Now))
-		if fb > 0 {
-			summary += fmt.Sprintf("; %.0f %% of its requests were answered by the fallback path", in.Fallback.Now*100)
-		}
-		utilWhat := "lowest GPU utilisation on the node"
-		if rd.GPU != "" {
-			utilWhat = fmt.Sprintf("lowest utilisation of GPU %s (the GPU asked about)", rd.GPU)
-		}
-		return candidate{id: CauseGPUIdle, instance: in.Name, score: 0.8 + 0.15*math.Max(fb, slow),
-			summary: summary,
-			evidence: []Evidence{ev(utilWhat, "percentunit", in.GPUUtil, ""),
-				ev("requests per second against the 7-day same-time-of-day mean", "reqps", Pair{in.QPSBaseline, in.QPS.Now}, ""),
-				ev("share of requests answered by the fallback path", "percentunit", in.Fallback, "the model whose requests leave the GPU is the one on it")}}, true
+	if len(in.IdleGPUs) == 0 {
+		return gpuWentIdle(rd, in, subj)
 	}
-	return candidate{}, false
+	// GPU series carry no model: the idle condition holds for every model served on the
+	// node. The model whose own requests show the GPU gone (answered by the fallback path,
+	// a slower service) is the one on that GPU, and ranks above the others.
+	fb := grade(in.Fallback.Now, 0.01, 0.10)
+	slow := 0.0
+	for _, s := range rd.Subjects {
+		if s.Instance == in.Name && selected(rd, s) {
+			svc := s.ServiceMean()
+			slow = math.Max(slow, grade(ratio(svc.Now, svc.Before), 1.1, 1.5))
+		}
+	}
+	summary := fmt.Sprintf("GPU %s of %s sat at zero utilisation while %s was served (%s) and its model was ready", strings.Join(in.IdleGPUs, ", "), in.Node, subj, rateText(in.QPS.Now))
+	if fb > 0 {
+		summary += fmt.Sprintf("; %.0f %% of its requests were answered by the fallback path", in.Fallback.Now*100)
+	}
+	utilWhat := "lowest GPU utilisation on the node"
+	if rd.GPU != "" {
+		utilWhat = fmt.Sprintf("lowest utilisation of GPU %s (the GPU asked about)", rd.GPU)
+	}
+	return candidate{id: CauseGPUIdle, instance: in.Name, score: 0.8 + 0.15*math.Max(fb, slow),
+		summary: summary,
+		evidence: []Evidence{ev(utilWhat, "percentunit", in.GPUUtil, ""),
+			ev("requests per second against the 7-day same-time-of-day mean", "reqps", Pair{in.QPSBaseline, in.QPS.Now}, ""),
+			ev("share of requests answered by the fallback path", "percentunit", in.Fallback, "the model whose requests leave the GPU is the one on it")}}, true
+}
+
+// gpuWentIdle: the engine's idle-under-traffic condition holds after 10 minutes at zero (the
+// alert's guard against brief idling); a triage asked in the first minutes sees the drop
+// itself: no GPU of the node sat at zero in the hour before, one sits at zero at every point
+// of the window, and the model is served there. It is the model's cause only where its own
+// requests show the GPU gone (answered by the fallback path, or its service time 10 % above
+// the hour before: gathered.own); it scores below the held condition.
+func gpuWentIdle(rd *Readings, in *Instance, subj string) (candidate, bool) {
+	if len(in.WentIdle) == 0 || !(in.QPS.Now > 0) {
+		return candidate{}, false
+	}
+	fb := grade(in.Fallback.Now-math.Max(in.Fallback.Before, 0), 0.01, 0.10)
+	slow := 0.0
+	for _, s := range rd.Subjects {
+		if s.Instance == in.Name && selected(rd, s) {
+			svc := s.ServiceMean()
+			slow = math.Max(slow, grade(ratio(svc.Now, svc.Before), 1.1, 1.5))
+		}
+	}
+	summary := fmt.Sprintf("GPU %s of %s went to zero utilisation in the window after working through the hour before, while %s was served (%s); the idle-under-traffic condition holds after 10 minutes at zero",
+		strings.Join(in.WentIdle, ", "), in.Node, subj, rateText(in.QPS.Now))
+	if fb > 0 {
+		summary += fmt.Sprintf("; %.0f %% of its requests were answered by the fallback path (%.0f %% before)", in.Fallback.Now*100, in.Fallback.Before*100)
+	}
+	return candidate{id: CauseGPUIdle, instance: in.Name, score: 0.55 + 0.25*math.Max(fb, slow), summary: summary,
+		evidence: []Evidence{ev("lowest GPU utilisation on the node", "percentunit", in.GPUUtil, "GPU "+strings.Join(in.WentIdle, ", ")+" at zero at every point of the window"),
+			ev("share of requests answered by the fallback path", "percentunit", in.Fallback, notMeasuredNote(in.Fallback))}}, true
 }
 
 // hardwareCause: XID events, uncorrected ECC errors or hardware throttling on the node.
@@ -825,6 +874,9 @@ func symptomsOf(rd *Readings, th Thresholds) []string {
 			}
 		} else if in.GPUMem.Now > th.GPUMemWarn {
 			add(fmt.Sprintf("GPU memory %.0f %% on %s", in.GPUMem.Now*100, in.Node))
+		} else if in.GPUMemPeak > th.GPUMemCrit {
+			// A climb past the critical line in the window's last minutes barely moves its mean.
+			add(fmt.Sprintf("GPU memory peaked at %.0f %% on %s (%.0f %% on average in the window)", in.GPUMemPeak*100, in.Node, in.GPUMem.Now*100))
 		}
 	}
 	return out

@@ -47,6 +47,10 @@ type Options struct {
 	Before   time.Duration
 	// Progress, when set, hears each reading phase start (the command's progress line).
 	Progress func(step, of int, label string) `json:"-"`
+	// eventsFrom, when set before From, is where the window asked about began: a change point
+	// narrowed the window to what follows it, and events (XID, ECC) since eventsFrom still count
+	// as the window's.
+	eventsFrom time.Time
 }
 
 // WithDefaults fills the window from now.
@@ -250,6 +254,9 @@ type Report struct {
 	// Episodes are the change points of a window longer than LongWindow, each triaged on its
 	// own; the causes are theirs, each with its window.
 	Episodes []Episode `json:"episodes,omitempty"`
+	// Change is the change point found inside a short window: Window is then the part after it,
+	// compared with the hour before it (Change.Asked is the window asked about).
+	Change *RecentChange `json:"change,omitempty"`
 	// Queries counts the Prometheus queries the triage sent.
 	Queries int `json:"queries"`
 }
@@ -271,12 +278,7 @@ func Diagnose(ctx context.Context, e *engine.Engine, o Options) (*Report, error)
 	if o.To.Sub(o.From) > LongWindow {
 		return diagnoseLong(ctx, e, o)
 	}
-	rd, err := Read(ctx, e, o)
-	if err != nil {
-		return nil, err
-	}
-	r := Score(rd, DefaultThresholds())
-	return &r, nil
+	return diagnoseShort(ctx, e, o)
 }
 
 func dur(d time.Duration) string { return model.Duration(d).String() }

@@ -1,0 +1,201 @@
+package triage
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/inferscope/inferscope/pkg/engine"
+)
+
+// A recent change inside a short window. The on-call engineer asks when the page arrives, and
+// several rules fire within a minute or two of the onset: the default 15-minute window then
+// holds only the incident's first minutes, and its means, compared with the hour before, barely
+// move. So before reading, the triage looks for the change point inside the window — the point
+// from which a subject's own time (queue + compute + network) stays past the segment rule
+// against its level — and compares what follows it with the hour before it, instead of the
+// whole window. The detection reads the split with a short rate window (recentRate): a 5-minute
+// rate still shows mostly the time before the change two minutes after it.
+
+// recentRate is the detection's rate window: the shortest that holds two samples at a 60 s
+// scrape interval (the slowest the profiles assume), so a change a minute or two old dominates
+// its last points.
+const recentRate = 2 * time.Minute
+
+// recentLevelSpan is how far before the window the detection's level reaches: the level is the
+// median of the subject's points over the window and as long again before it, so a change in
+// the window's last minutes is measured against the minutes before it, not against the daily
+// curve an hour earlier.
+const recentLevelFactor = 2
+
+// RecentChange is the change point found inside a short window: the triage compared the window
+// after it with the hour before it.
+type RecentChange struct {
+	// At is the first point past the line (the rate window ending there holds the onset).
+	At time.Time `json:"at"`
+	// Where is the subject that changed (model version on instance).
+	Where string `json:"where"`
+	// Level is the subject's time per request before the change (the median of its points), Now
+	// the mean of its points from At on; both in seconds.
+	Level float64 `json:"level"`
+	Now   float64 `json:"now"`
+	// Asked is the window the question asked about; Covers the share of it the change covers.
+	Asked  Window  `json:"asked"`
+	Covers float64 `json:"covers"`
+	// Points counts the points past the line: one is a change too recent to attribute safely.
+	Points int `json:"points"`
+}
+
+// recentChange finds, in one subject's series, the trailing run of points past the segment
+// rule against the subject's level: the level is the median of its points in (from − span,
+// to] (span = the window's length × (recentLevelFactor − 1)), a point is past the line at
+// riseRatio × the level and riseAbs above it, and the run must reach the last point of the
+// window (the change is still on when asked). It returns the run's first point and the mean of
+// the run; ok is false when there is no such run or it starts at or before from (the change is
+// older than the window: the window's means already describe it).
+func recentChange(t []int64, v []float64, from, to time.Time) (at time.Time, level, now float64, points int, ok bool) {
+	span := to.Sub(from) * (recentLevelFactor - 1)
+	lo, f, hi := from.Add(-span).UnixMilli(), from.UnixMilli(), to.UnixMilli()
+	var idx []int
+	var vals []float64
+	for i, ts := range t {
+		if ts > lo && ts <= hi && i < len(v) && finite(v[i]) {
+			idx = append(idx, i)
+			vals = append(vals, v[i])
+		}
+	}
+	if len(vals) < 6 {
+		return time.Time{}, 0, 0, 0, false
+	}
+	sorted := slices.Clone(vals)
+	sort.Float64s(sorted)
+	level = sorted[len(sorted)/2]
+	high := func(x float64) bool { return x >= riseRatio*level && x-level >= riseAbs }
+	start := len(vals)
+	for start > 0 && high(vals[start-1]) {
+		start--
+	}
+	// The run must be the recent minority: past half the points, the median is the incident's.
+	if start == len(vals) || len(vals)-start > len(vals)/2 || t[idx[start]] <= f {
+		return time.Time{}, level, 0, 0, false
+	}
+	return time.UnixMilli(t[idx[start]]).UTC(), level, mean(vals[start:]), len(vals) - start, true
+}
+
+// recentSpan is the window compared after a change point at `at`: from one step before it (the
+// rate window ending at `at` holds the onset) to the window's end, at least minWindow long.
+func recentSpan(at time.Time, step time.Duration, from, to time.Time) Span {
+	s := maxTime(at.Add(-step), from)
+	if to.Sub(s) < minWindow {
+		s = to.Add(-minWindow)
+	}
+	return Span{s, to}
+}
+
+// findRecent reads the split per version and instance with the short rate window and returns
+// the strongest recent change of any subject (the highest ratio to its level), nil if none.
+func findRecent(ctx context.Context, e *engine.Engine, o Options) (*RecentChange, time.Duration, int, error) {
+	r := newReader(e, o)
+	r.rng.Start = o.From.Add(-o.To.Sub(o.From) * (recentLevelFactor - 1))
+	sel := r.sel(o.Model)
+	sel.RateInterval = max(recentRate, r.rng.MinStep)
+	if o.Version != "" && r.verLbl != "" {
+		sel.Version = []string{o.Version}
+	}
+	if o.Instance != "" {
+		sel.Instance = []string{o.Instance}
+	}
+	res, err := r.run(ctx, engine.Split{Select: sel, By: engine.ByInstance})
+	if err != nil {
+		return nil, 0, r.rd.Queries, err
+	}
+	total, keys := r.subjectTimes(res.Series)
+	var best *RecentChange
+	for _, k := range keys {
+		at, level, now, n, ok := recentChange(total[k].T, total[k].V, o.From, o.To)
+		if !ok {
+			continue
+		}
+		if best == nil || now/level > best.Now/best.Level {
+			best = &RecentChange{At: at, Where: k, Level: level, Now: now, Points: n}
+		}
+	}
+	return best, r.rng.MinStep, r.rd.Queries, nil
+}
+
+// diagnoseShort triages a window up to LongWindow: where a subject's time stepped away from its
+// level inside the window, the window after the change point is compared with the hour before
+// it; otherwise the whole window is.
+func diagnoseShort(ctx context.Context, e *engine.Engine, o Options) (*Report, error) {
+	rc, step, queries, err := findRecent(ctx, e, o)
+	var missed string
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		// The detection is a refinement: without it the window is compared as one.
+		rc, missed = nil, fmt.Sprintf("the change point inside the window was not looked for: %v", err)
+	}
+	ro := o
+	if rc != nil {
+		sp := recentSpan(rc.At, step, o.From, o.To)
+		ro.From, ro.eventsFrom = sp.Start, o.From
+		rc.Asked = newWindow(o.From, o.To)
+		rc.Covers = math.Round(sp.End.Sub(sp.Start).Seconds()/o.To.Sub(o.From).Seconds()*1000) / 1000
+	}
+	rd, err := Read(ctx, e, ro)
+	if err != nil {
+		return nil, err
+	}
+	rep := Score(rd, DefaultThresholds())
+	rep.Queries += queries
+	if missed != "" {
+		rep.Notices = append(rep.Notices, missed)
+	}
+	if rc != nil {
+		rep.Change = rc
+		rep.Notices = append(rep.Notices, recentNotice(rc, rep.Window))
+		settleRecent(&rep, rc)
+	}
+	return &rep, nil
+}
+
+// undiluted are the causes whose evidence a change younger than the rate window does not
+// dilute: an event (XID, ECC, throttling, an idle GPU, a restart), a level past its line (GPU
+// memory, the KV cache) or two versions read side by side. The others are graded on ratios of
+// rates against the hour before, which mix the minutes before the change into the minutes after
+// it until the change is a rate window old.
+var undiluted = map[string]bool{
+	CauseHardware: true, CauseGPUIdle: true, CauseWarmup: true, CauseComputeMemory: true,
+	CauseKVCache: true, CauseModelRegression: true,
+}
+
+// settleRecent keeps a diagnosis of a change seen at one point only (the change is younger
+// than the rate window: every ratio after it still holds the minutes before it) when the first
+// cause rests on undiluted evidence; otherwise the change is too recent to attribute: no
+// direction, the causes stay listed as candidates with their confidence, and the summary says
+// to ask again.
+func settleRecent(rep *Report, rc *RecentChange) {
+	if rc.Points >= 2 || rep.Verdict == Healthy {
+		return
+	}
+	if rep.Verdict == Diagnosed && undiluted[rep.Causes[0].ID] {
+		return
+	}
+	what := candidatesText(rep.Causes)
+	if what == "" {
+		what = "no candidate"
+	}
+	rep.Verdict, rep.Confidence = NoDirection, "low"
+	rep.Summary = fmt.Sprintf("Too recent to attribute: the time per request of %s stepped from %s to %s at %s, one point before the window's end; the readings after it still hold the minutes before it (a %s rate window), so the causes cannot be told apart yet (%s): ask again in a few minutes",
+		rc.Where, msText(rc.Level), msText(rc.Now), rc.At.Format("15:04"), dur(recentRate), what)
+}
+
+// recentNotice says what was compared when a change point narrowed the window.
+func recentNotice(rc *RecentChange, w Window) string {
+	return fmt.Sprintf("change point at %s: the time per request of %s stepped from %s to %s; the last %s of the %s window (%.0f %%) are compared with the hour before %s",
+		rc.At.Format("15:04"), rc.Where, msText(rc.Level), msText(rc.Now), w.Duration, rc.Asked.Duration, rc.Covers*100, w.Start.Format("15:04"))
+}

@@ -1,0 +1,190 @@
+package triage
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+// series builds a one-minute grid ending at `to` from the values, oldest first.
+func series(to time.Time, vals ...float64) ([]int64, []float64) {
+	t := make([]int64, len(vals))
+	for i := range vals {
+		t[i] = to.Add(-time.Duration(len(vals)-1-i) * time.Minute).UnixMilli()
+	}
+	return t, vals
+}
+
+func flat(n int, x float64) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = x
+	}
+	return out
+}
+
+// TestRecentChange: the change point inside a short window is the first point of the trailing
+// run past the segment rule (1.5× the level and 5 ms above it) that reaches the window's end.
+func TestRecentChange(t *testing.T) {
+	to := time.Date(2026, 11, 23, 4, 15, 0, 0, time.UTC)
+	from := to.Add(-15 * time.Minute)
+	cases := []struct {
+		name   string
+		vals   []float64 // 30 points: the 15 minutes before the window, then the window
+		ok     bool
+		at     time.Time
+		points int
+		level  float64
+	}{
+		{"two minutes at 3×", append(flat(28, 0.020), 0.060, 0.060), true, to.Add(-time.Minute), 2, 0.020},
+		{"one minute, too recent to be sure", append(flat(29, 0.020), 0.050), true, to, 1, 0.020},
+		{"five minutes rising", append(flat(25, 0.020), 0.035, 0.05, 0.07, 0.08, 0.09), true, to.Add(-4 * time.Minute), 5, 0.020},
+		{"nothing changed", flat(30, 0.020), false, time.Time{}, 0, 0},
+		{"under the absolute line (1 ms → 4 ms)", append(flat(28, 0.001), 0.004, 0.004), false, time.Time{}, 0, 0},
+		{"under the ratio (×1.4)", append(flat(28, 0.020), 0.028, 0.028), false, time.Time{}, 0, 0},
+		{"recovered before the window's end", append(append(flat(24, 0.020), 0.06, 0.06, 0.06), 0.02, 0.02, 0.02), false, time.Time{}, 0, 0},
+		{"older than the window: the window's means describe it", append(flat(12, 0.020), flat(18, 0.060)...), false, time.Time{}, 0, 0},
+	}
+	for _, c := range cases {
+		tt, vv := series(to, c.vals...)
+		at, level, now, n, ok := recentChange(tt, vv, from, to)
+		if ok != c.ok {
+			t.Errorf("%s: ok %v, want %v (at %s level %g)", c.name, ok, c.ok, at, level)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		if !at.Equal(c.at) || n != c.points || math.Abs(level-c.level) > 1e-12 || !(now > level) {
+			t.Errorf("%s: at %s points %d level %g now %g, want at %s points %d level %g", c.name, at, n, level, now, c.at, c.points, c.level)
+		}
+	}
+}
+
+// TestRecentSpanComparesAfterTheChange: the window after a change point two minutes old holds
+// the change past the segment rule where the whole 15-minute window's mean does not — what the
+// triage compares with the hour before decides whether the change is seen at all.
+func TestRecentSpanComparesAfterTheChange(t *testing.T) {
+	to := time.Date(2026, 11, 23, 4, 15, 0, 0, time.UTC)
+	from := to.Add(-15 * time.Minute)
+	before := from.Add(-time.Hour)
+	// 60 points of the hour before and 15 of the window at 20 ms, the last two at 80 ms.
+	vals := append(flat(73, 0.020), 0.080, 0.080)
+	tt, vv := series(to, vals...)
+	whole := pointsPair(tt, vv, before, from, to, mean)
+	if r := ratio(whole.Now, whole.Before); r >= riseRatio {
+		t.Fatalf("whole window: %.2f×, the test wants a change the window's mean hides", r)
+	}
+	at, _, _, _, ok := recentChange(tt, vv, from, to)
+	if !ok {
+		t.Fatal("no change point")
+	}
+	sp := recentSpan(at, time.Minute, from, to)
+	if want := (Span{to.Add(-2 * time.Minute), to}); sp != want {
+		t.Fatalf("span %v, want %v", sp, want)
+	}
+	after := pointsPair(tt, vv, sp.Start.Add(-time.Hour), sp.Start, sp.End, mean)
+	if r := ratio(after.Now, after.Before); r < riseRatio || after.Now-after.Before < riseAbs {
+		t.Errorf("after the change: %.2f× (%g → %g), want past the segment rule", r, after.Before, after.Now)
+	}
+	// A change point at the window's last point still leaves minWindow to compare.
+	if sp := recentSpan(to, time.Minute, from, to); sp.End.Sub(sp.Start) != minWindow {
+		t.Errorf("span at the end %v, want %s", sp, minWindow)
+	}
+}
+
+// TestSettleRecent: a change seen at one point only is younger than the rate window, so the
+// ratios after it still hold the minutes before it. A first cause graded on such ratios is too
+// recent to attribute (no direction, the causes kept as candidates); one resting on an event, a
+// level past its line or versions side by side stands; two points past the line stand.
+func TestSettleRecent(t *testing.T) {
+	at := tEnd
+	cases := []struct {
+		name    string
+		points  int
+		verdict Verdict
+		first   string
+		want    Verdict
+	}{
+		{"queue at one point: too recent", 1, Diagnosed, CauseQueue, NoDirection},
+		{"traffic at one point: too recent", 1, Diagnosed, CauseTrafficSurge, NoDirection},
+		{"compute alone at one point: too recent", 1, Diagnosed, CauseCompute, NoDirection},
+		{"memory past its line at one point stands", 1, Diagnosed, CauseComputeMemory, Diagnosed},
+		{"an ECC event at one point stands", 1, Diagnosed, CauseHardware, Diagnosed},
+		{"a deploy side by side at one point stands", 1, Diagnosed, CauseModelRegression, Diagnosed},
+		{"queue at two points stands", 2, Diagnosed, CauseQueue, Diagnosed},
+		{"healthy stays healthy", 1, Healthy, "", Healthy},
+	}
+	for _, c := range cases {
+		rep := Report{Verdict: c.verdict, Confidence: "high", Summary: "s"}
+		if c.first != "" {
+			rep.Causes = []Cause{{ID: c.first, Score: 0.8, Confidence: "high"}, {ID: CauseTrafficSurge, Score: 0.3, Confidence: "low"}}
+		}
+		settleRecent(&rep, &RecentChange{At: at, Where: "m v1 on node-a:8000", Level: 0.02, Now: 0.07, Points: c.points})
+		if rep.Verdict != c.want {
+			t.Errorf("%s: verdict %s, want %s", c.name, rep.Verdict, c.want)
+		}
+		if c.want == NoDirection && c.verdict == Diagnosed {
+			if rep.Confidence != "low" || !strings.Contains(rep.Summary, "Too recent to attribute") || !strings.Contains(rep.Summary, c.first+" 0.80 (high)") || len(rep.Causes) != 2 {
+				t.Errorf("%s: %s (%s), causes %d", c.name, rep.Summary, rep.Confidence, len(rep.Causes))
+			}
+		}
+	}
+}
+
+// TestScoreGPUWentIdle: a GPU that worked through the hour before and sits at zero through the
+// window, while the model's own requests fall back and its compute time rises, is gpu_idle
+// before the engine's 10-minute idle condition holds; without the drop the same readings are
+// "compute" (nothing measured explains it). Without a sign in the model's own requests the
+// idle GPU is co-tenant evidence, not a cause.
+func TestScoreGPUWentIdle(t *testing.T) {
+	slowed := func(s *Subject, in *Instance) {
+		s.Compute.Now, s.P95.Now, s.BaselineRatio = 0.035, 0.06, 2.4
+		in.Fallback.Now = 0.6
+		in.GPUUtil.Now = 0
+	}
+	rd := readings("", func(s *Subject, in *Instance) { slowed(s, in); in.WentIdle = []string{"6"} })
+	r := Score(rd, DefaultThresholds())
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseGPUIdle || r.Causes[0].Instance != "node-a:8000" || hasCause(&r, CauseCompute) {
+		t.Fatalf("went idle: %s %s: %s", r.Verdict, causeList(&r), r.Summary)
+	}
+	if !strings.Contains(r.Causes[0].Summary, "GPU 6 of node-a went to zero") {
+		t.Errorf("summary: %s", r.Causes[0].Summary)
+	}
+	r = Score(readings("", slowed), DefaultThresholds())
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseCompute {
+		t.Errorf("no GPU drop read: %s %s", r.Verdict, causeList(&r))
+	}
+	// The GPU stopped but the model's own requests show nothing: another model's GPU.
+	r = Score(readings("", func(s *Subject, in *Instance) { in.WentIdle = []string{"6"} }), DefaultThresholds())
+	if hasCause(&r, CauseGPUIdle) || r.Verdict != Healthy || !strings.Contains(strings.Join(r.Notices, "\n"), "co-tenant evidence, not a cause of m: GPU 6 of node-a") {
+		t.Errorf("co-tenant: %s %s %v", r.Verdict, causeList(&r), r.Notices)
+	}
+}
+
+// TestScoreEventCandidateAtWindowEnd: an XID at the window's end before the model's requests
+// show anything is listed as a candidate with its confidence, and the answer is no direction
+// saying so — never a diagnosis without evidence past its line.
+func TestScoreEventCandidateAtWindowEnd(t *testing.T) {
+	r := Score(readings("", func(s *Subject, in *Instance) { in.XID.Now = 1 }), DefaultThresholds())
+	if r.Verdict != NoDirection || len(r.Causes) == 0 || r.Causes[0].ID != CauseHardware || r.Causes[0].Score >= 0.5 {
+		t.Fatalf("%s %s", r.Verdict, causeList(&r))
+	}
+	if !strings.Contains(r.Summary, "candidates below the diagnosis line: hardware 0.30 (low)") {
+		t.Errorf("summary: %s", r.Summary)
+	}
+}
+
+// TestScoreMemoryPeakIsASymptom: GPU memory that climbed past its critical line in the window's
+// last minutes (an upgrade that needs more memory, still warming up) barely moves the window's
+// mean; the peak is a symptom, so the answer is no direction, not healthy.
+func TestScoreMemoryPeakIsASymptom(t *testing.T) {
+	r := Score(readings("", func(s *Subject, in *Instance) { in.GPUMem.Now, in.GPUMemPeak = 0.64, 0.975 }), DefaultThresholds())
+	if r.Verdict != NoDirection || !strings.Contains(r.Summary, "GPU memory peaked at 98 % on node-a") {
+		t.Errorf("%s: %s", r.Verdict, r.Summary)
+	}
+	if r := Score(readings("", func(s *Subject, in *Instance) { in.GPUMemPeak = 0.9 }), DefaultThresholds()); r.Verdict != Healthy {
+		t.Errorf("a peak under the critical line: %s: %s", r.Verdict, r.Summary)
+	}
+}

@@ -134,6 +134,23 @@ export interface TriageAnswer {
   notMeasured?: string[];
   /** The change points of a window longer than an hour. */
   episodes?: TriageEpisode[];
+  /** The change point inside a short window: `window` is then the part after it. */
+  change?: TriageRecentChange;
+}
+
+/** Where the subject's time per request stepped up inside the window asked about. */
+export interface TriageRecentChange {
+  at: string;
+  /** The subject that changed (model version on instance). */
+  where: string;
+  /** Time per request before and after, in seconds. */
+  level: number;
+  now: number;
+  /** The window asked about, and the share of it the compared part covers (0-1). */
+  asked: TriageWindow;
+  covers: number;
+  /** Points past the line: one is too recent to attribute safely. */
+  points: number;
 }
 
 /** A model, or a node (a GPU alert's question), or both: the model on that node only. */
@@ -198,7 +215,17 @@ export function parseTriage(data: unknown): TriageAnswer {
   const segments = Array.isArray(data.segments) ? data.segments.filter(isObject) : [];
   const notMeasured = Array.isArray(data.notMeasured) ? data.notMeasured.filter((x) => typeof x === 'string') : [];
   const episodes = Array.isArray(data.episodes) ? data.episodes.filter(isObject) : [];
-  return { ...data, before, causes, steps, segments, notMeasured, episodes } as unknown as TriageAnswer;
+  // A change point with an unreadable shape is dropped rather than shown half.
+  const c = data.change;
+  const change =
+    isObject(c) &&
+    typeof c.at === 'string' &&
+    typeof c.level === 'number' &&
+    typeof c.now === 'number' &&
+    isObject(c.asked)
+      ? c
+      : undefined;
+  return { ...data, before, causes, steps, segments, notMeasured, episodes, change } as unknown as TriageAnswer;
 }
 
 /**

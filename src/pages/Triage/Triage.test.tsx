@@ -312,4 +312,28 @@ describe('Triage page', () => {
       'recsys-ranker v1.4.0 on node-b:8000, ×3.4 its level · diagnosed (high confidence)'
     );
   });
+  test('a change point inside a short window says where it is and how much of the window is compared', async () => {
+    const narrowed = {
+      ...answer,
+      change: {
+        at: '2026-11-23T04:11:00Z',
+        where: 'recsys-ranker v1.4.0 on node-b:8000',
+        level: 0.025,
+        now: 0.09,
+        asked: { start: '2026-11-23T04:00:00Z', end: '2026-11-23T04:15:00Z', duration: '15m' },
+        covers: 0.3333,
+        points: 4,
+      },
+    };
+    renderAt(alertLink(start, end), { [URL]: { status: 200, body: narrowed } });
+    expect(await screen.findByTestId(triageTestIds.change)).toHaveTextContent(
+      'Change point at 2026-11-23 04:11:00 UTC in recsys-ranker v1.4.0 on node-b:8000: the time per request stepped from 25 ms to 90 ms. Only the part after it (33 % of the 15m asked about) is compared.'
+    );
+  });
+
+  test('an answer without a change point, or with a malformed one, shows none', async () => {
+    renderAt(alertLink(start, end), { [URL]: { status: 200, body: { ...answer, change: { at: 7 } } } });
+    await screen.findByTestId(triageTestIds.verdict);
+    expect(screen.queryByTestId(triageTestIds.change)).not.toBeInTheDocument();
+  });
 });

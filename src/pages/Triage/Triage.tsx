@@ -26,6 +26,7 @@ export const triageTestIds = {
   verdict: 'data-testid triage-verdict',
   error: 'data-testid triage-error',
   nodeHint: 'data-testid triage-node-hint',
+  change: 'data-testid triage-change',
 };
 
 type Submitted = { request: TriageRequest; attempt: number };
@@ -174,6 +175,13 @@ function TriageResult({ answer }: { answer: TriageAnswer }) {
             {formatTime(answer.window.end)}, compared with the {answer.before.duration} from{' '}
             {formatTime(answer.before.start)} to {formatTime(answer.before.end)}.
           </p>
+          {answer.change && (
+            <p className={s.hint} data-testid={triageTestIds.change}>
+              Change point at {formatTime(answer.change.at)} in {answer.change.where}: the time per request stepped from{' '}
+              {formatValue(answer.change.level, 's')} to {formatValue(answer.change.now, 's')}. Only the part after it (
+              {Math.round(answer.change.covers * 100)} % of the {answer.change.asked.duration} asked about) is compared.
+            </p>
+          )}
         </Alert>
       </div>
 

@@ -196,8 +196,6 @@ func TestPromtoolLatencyBaseline(t *testing.T) {
 	gpus := "GPU 1 70% memory; GPU 0 50% memory; "
 	critical := serviceAnnotations(p, "latency-p0", at, "node-a:8000", "recsys",
 		fmt.Sprintf("P95 latency is %.2f× its same-time-of-day baseline", ratio), fmt.Sprintf("%.2f× baseline", ratio), 1000.0/60, gpus)
-	high := serviceAnnotations(p, "latency-p1", at, "node-a:8000", "recsys",
-		fmt.Sprintf("P95 latency is %.2f× its same-time-of-day baseline", ratio), fmt.Sprintf("%.2f× baseline", ratio), 1000.0/60, gpus)
 	modRatio := moderate.quantile(0.95) / steady.quantile(0.95)
 	modHigh := serviceAnnotations(p, "latency-p1", at, "node-b:8000", "ranker",
 		fmt.Sprintf("P95 latency is %.2f× its same-time-of-day baseline", modRatio), fmt.Sprintf("%.2f× baseline", modRatio), 1000.0/60, "none found")
@@ -212,8 +210,8 @@ func TestPromtoolLatencyBaseline(t *testing.T) {
 		AlertRuleTest: append(none(incidentAt-1, "InferscopeLatencyCritical", "InferscopeLatencyHigh"),
 			alertCase{EvalTime: evalAt(at), Alertname: "InferscopeLatencyCritical", ExpAlerts: []expAlert{
 				{serviceLabels(p, "latency-p0", "node-a:8000", "recsys"), critical}}},
+			// The P1 leaves recsys' range above 3× to the P0, as the Grafana rendering does.
 			alertCase{EvalTime: evalAt(at), Alertname: "InferscopeLatencyHigh", ExpAlerts: []expAlert{
-				{serviceLabels(p, "latency-p1", "node-a:8000", "recsys"), high},
 				{serviceLabels(p, "latency-p1", "node-b:8000", "ranker"), modHigh}}},
 		),
 		PromqlTest: []promqlCase{

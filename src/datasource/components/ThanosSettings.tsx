@@ -20,6 +20,20 @@ const choices = [
   { label: 'Off', value: 'off' },
 ];
 
+const parameters: Array<{ key: ThanosKey; label: string; description: string }> = [
+  {
+    key: 'thanosDedup',
+    label: 'Deduplication',
+    description: "dedup: merge the replicas of an HA pair. Off shows every replica's series.",
+  },
+  {
+    key: 'thanosPartialResponse',
+    label: 'Partial response',
+    description:
+      'partial_response: On answers without an unreachable store (with a notice); Off makes it an error naming the store.',
+  },
+];
+
 /** Thanos querier parameters: dedup and partial_response. */
 export function ThanosSettings({ options, onOptionsChange }: Props) {
   const { jsonData } = options;
@@ -39,28 +53,16 @@ export function ThanosSettings({ options, onOptionsChange }: Props) {
       isCollapsible
       isInitiallyOpen={jsonData.thanosDedup !== undefined || jsonData.thanosPartialResponse !== undefined}
     >
-      <Field
-        label="Deduplication"
-        description="dedup: merge the replicas of an HA pair. Off shows every replica's series."
-      >
-        <RadioButtonGroup
-          aria-label="Thanos deduplication"
-          options={choices}
-          value={current('thanosDedup')}
-          onChange={(v) => set('thanosDedup', v)}
-        />
-      </Field>
-      <Field
-        label="Partial response"
-        description="partial_response: On answers without an unreachable store (with a notice); Off makes it an error naming the store."
-      >
-        <RadioButtonGroup
-          aria-label="Thanos partial response"
-          options={choices}
-          value={current('thanosPartialResponse')}
-          onChange={(v) => set('thanosPartialResponse', v)}
-        />
-      </Field>
+      {parameters.map(({ key, label, description }) => (
+        <Field key={key} label={label} description={description}>
+          <RadioButtonGroup
+            aria-label={`Thanos ${label.toLowerCase()}`}
+            options={choices}
+            value={current(key)}
+            onChange={(v) => set(key, v)}
+          />
+        </Field>
+      ))}
     </ConfigSection>
   );
 }

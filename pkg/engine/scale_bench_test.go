@@ -209,7 +209,7 @@ func replay(reqs []recorded, parallel int) (time.Duration, int64, promStats, err
 						mu.Unlock()
 					}
 					if err == nil && resp.StatusCode/100 != 2 {
-						err = fmt.Errorf("the replay got HTTP %d", resp.StatusCode)
+						err = fmt.Errorf("the replay got HTTP %d: %s", resp.StatusCode, clipText(string(body), 200))
 					}
 					mu.Lock()
 					total += n

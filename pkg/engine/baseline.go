@@ -133,31 +133,36 @@ func (bq baselineQuery) Run(ctx context.Context, x *Exec) error {
 			x.prof.Title, quantileName(bq.quantile)))
 	}
 	by := x.serviceLabels(bq.perInstance)
-	var current roleStats
-	var history map[string][]point
+	var (
+		current roleStats
+		groups  []*baselineGroup
+		history map[string][]point
+	)
 	if err := all(ctx,
 		func(ctx context.Context) error {
 			rs, err := x.readRoles(ctx, []roleRead{{profile.Latency, m, []float64{q}}}, by)
-			if err == nil {
-				current = rs[0]
+			if err != nil {
+				return err
 			}
-			return err
+			current = rs[0]
+			for _, c := range current.stats {
+				g := &baselineGroup{c: c, m: m, q: q, ref: ReferenceVersion}
+				if current.fbKeys[groupKey(c.Labels, by)] {
+					g.m, g.q = current.fb, 0
+				} else if c.Q != q {
+					continue
+				}
+				groups = append(groups, g)
+			}
+			// The answer's size is known from the current read: refuse it now and cancel the
+			// previous days' read, the costly part (minutes on a fleet of hundreds of instances).
+			return bq.checkSize(x, len(groups))
 		},
 		func(ctx context.Context) (err error) { history, err = x.baselineHistory(ctx, m, q, by, bq.opt); return },
 	); err != nil {
 		return err
 	}
 	x.fallbackNotice(m, current)
-	var groups []*baselineGroup
-	for _, c := range current.stats {
-		g := &baselineGroup{c: c, m: m, q: q, ref: ReferenceVersion}
-		if current.fbKeys[groupKey(c.Labels, by)] {
-			g.m, g.q = current.fb, 0
-		} else if c.Q != q {
-			continue
-		}
-		groups = append(groups, g)
-	}
 	if err := bq.judge(ctx, x, groups, m, q, history, by); err != nil {
 		return err
 	}
@@ -331,6 +336,27 @@ func (bq baselineQuery) add(x *Exec, groups []*baselineGroup) {
 		x.Notice(Info, fmt.Sprintf("some of the %d previous days have no data in their window: they are left out of the baseline (not counted as zero); with fewer than %d days a point is not judged (status 0)",
 			bq.opt.Days, bq.opt.MinDays))
 	}
+}
+
+// baselineSeries are the series add writes per group.
+var baselineSeries = []string{"current", "baseline", "std", "ratio", "zscore", "days", "status"}
+
+// checkSize refuses an answer of groups groups that would pass the series limit (the engine's
+// final check, made before the history is read).
+func (bq baselineQuery) checkSize(x *Exec, groups int) error {
+	per := len(baselineSeries)
+	if len(x.q.Series) > 0 {
+		per = 0
+		for _, n := range baselineSeries {
+			if slices.Contains(x.q.Series, n) {
+				per++
+			}
+		}
+	}
+	if n := groups * per; n > x.limits.MaxSeries {
+		return seriesLimitError(n, x.limits.MaxSeries)
+	}
+	return nil
 }
 
 type point struct {

@@ -276,8 +276,7 @@ func (x *Exec) result() (*Result, error) {
 		res.Series = kept
 	}
 	if len(res.Series) > x.limits.MaxSeries {
-		return nil, &LimitError{Msg: fmt.Sprintf(
-			"the query would return %d series, more than the limit of %d: choose fewer models, versions or instances", len(res.Series), x.limits.MaxSeries)}
+		return nil, seriesLimitError(len(res.Series), x.limits.MaxSeries)
 	}
 	sort.SliceStable(res.Series, func(i, j int) bool { return res.Series[i].sortKey() < res.Series[j].sortKey() })
 	sort.SliceStable(res.Warmup, func(i, j int) bool {
@@ -292,6 +291,11 @@ func (x *Exec) result() (*Result, error) {
 
 // LimitError is a query refused because it would exceed a limit.
 type LimitError struct{ Msg string }
+
+// seriesLimitError refuses an answer of n series.
+func seriesLimitError(n, limit int) *LimitError {
+	return &LimitError{Msg: fmt.Sprintf("the query would return %d series, more than the limit of %d: choose fewer models, versions or instances", n, limit)}
+}
 
 func (e *LimitError) Error() string { return e.Msg }
 

@@ -34,6 +34,23 @@ import (
 // ScalesEnv lists the fleet scales BenchmarkScale measures (default "1").
 const ScalesEnv = "INFERSCOPE_BENCH_SCALES"
 
+// MaxSeriesEnv raises the engine's series limit (default 1,000, engine.DefaultLimits) and its
+// samples limit in proportion, to measure past the refusals a large fleet meets at the default.
+const MaxSeriesEnv = "INFERSCOPE_BENCH_MAX_SERIES"
+
+func benchLimits(b *testing.B) engine.Limits {
+	v := os.Getenv(MaxSeriesEnv)
+	if v == "" {
+		return engine.Limits{}
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		b.Fatalf("%s=%q: want a positive number of series", MaxSeriesEnv, v)
+	}
+	d := engine.DefaultLimits
+	return engine.Limits{MaxSeries: n, MaxSamples: max(d.MaxSamples, d.MaxSamples/d.MaxSeries*n)}
+}
+
 // wire counts what crosses the HTTP connection to Prometheus and keeps each request, so the
 // same PromQL can be replayed alone.
 type wire struct {
@@ -192,7 +209,7 @@ func replay(reqs []recorded, parallel int) (time.Duration, int64, promStats, err
 						mu.Unlock()
 					}
 					if err == nil && resp.StatusCode/100 != 2 {
-						err = fmt.Errorf("the replay got HTTP %d", resp.StatusCode)
+						err = fmt.Errorf("the replay got HTTP %d: %s", resp.StatusCode, clipText(string(body), 200))
 					}
 					mu.Lock()
 					total += n
@@ -312,7 +329,7 @@ func benchScale(b *testing.B, factor int) {
 		b.Fatal(err)
 	}
 	end := testbed.DefaultEnd
-	e, err := engine.New(context.Background(), engine.Config{Prom: c, WarmupWindow: 2 * time.Minute, Now: func() time.Time { return end }})
+	e, err := engine.New(context.Background(), engine.Config{Prom: c, WarmupWindow: 2 * time.Minute, Limits: benchLimits(b), Now: func() time.Time { return end }})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -364,12 +381,7 @@ func benchScale(b *testing.B, factor int) {
 				go func() { defer wg.Done(); _, errs[i] = run(t)(ctx) }()
 			}
 			wg.Wait()
-			for _, err := range errs {
-				if err != nil {
-					return "", err
-				}
-			}
-			return "", nil
+			return "", panelErrors(errs)
 		}},
 		item{"triage (queue surge)", func(ctx context.Context) (string, error) {
 			_, err := triage.Diagnose(ctx, e, triage.Options{Model: surge.Model, Instance: surge.Instance,
@@ -416,8 +428,8 @@ func benchScale(b *testing.B, factor int) {
 		}
 		if rw, rb, st, rerr := replay(reqs, par); rerr == nil {
 			row.raw, row.rawB, row.stats = rw, rb, st
-		} else if row.err == "" {
-			row.err = "replay: " + rerr.Error()
+		} else {
+			row.err = strings.TrimPrefix(row.err+"; replay: "+rerr.Error(), "; ")
 		}
 		printRow(row)
 	}
@@ -459,7 +471,7 @@ func benchRecorded(b *testing.B, factor int, rawURL string, rawBaseline func(con
 	if err != nil {
 		b.Fatal(err)
 	}
-	e, err := engine.New(context.Background(), engine.Config{Prom: c, WarmupWindow: 2 * time.Minute, Now: func() time.Time { return end }})
+	e, err := engine.New(context.Background(), engine.Config{Prom: c, WarmupWindow: 2 * time.Minute, Limits: benchLimits(b), Now: func() time.Time { return end }})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -500,6 +512,24 @@ func benchRecorded(b *testing.B, factor int, rawURL string, rawBaseline func(con
 	}
 }
 
+// panelErrors says how many of a dashboard's panels failed, and each distinct reason once.
+func panelErrors(errs []error) error {
+	var msgs []string
+	n := 0
+	for _, err := range errs {
+		if err != nil {
+			n++
+			if !slices.Contains(msgs, err.Error()) {
+				msgs = append(msgs, err.Error())
+			}
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d of %d panels failed: %s", n, len(errs), strings.Join(msgs, " | "))
+}
+
 func modelsOf(groups []*testbed.Scenario) []string {
 	var out []string
 	for _, g := range groups {
@@ -522,7 +552,7 @@ func printRow(r scaleRow) {
 		msg = r.notice
 	}
 	fmt.Printf("| %-40s | %9s | %9s | %5s | %6d | %9s | %9s | %9s | %13d | %11d | %s\n", r.name, r.wall.Round(time.Millisecond), r.raw.Round(time.Millisecond),
-		ratio, r.trips, prom.FormatBytes(r.bytes), prom.FormatBytes(r.rawB), prom.FormatBytes(int64(r.peak)), r.stats.samples, r.stats.peak, clipText(msg, 160))
+		ratio, r.trips, prom.FormatBytes(r.bytes), prom.FormatBytes(r.rawB), prom.FormatBytes(int64(r.peak)), r.stats.samples, r.stats.peak, clipText(msg, 600))
 }
 
 func clipText(s string, n int) string {
@@ -541,7 +571,7 @@ func rawSamples(b *testing.B, url string, q engine.Query, rng engine.Range) prom
 		b.Fatal(err)
 	}
 	end := rng.End
-	e, err := engine.New(context.Background(), engine.Config{Prom: c, WarmupWindow: 2 * time.Minute, Now: func() time.Time { return end }})
+	e, err := engine.New(context.Background(), engine.Config{Prom: c, WarmupWindow: 2 * time.Minute, Limits: benchLimits(b), Now: func() time.Time { return end }})
 	if err != nil {
 		b.Fatal(err)
 	}

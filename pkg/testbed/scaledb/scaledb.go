@@ -94,12 +94,13 @@ func WriteScaledTSDB(ctx context.Context, base, dir string, groups []*testbed.Sc
 	for _, b := range blocks {
 		mint, maxt = min(mint, b.Meta().MinTime), max(maxt, b.Meta().MaxTime)
 	}
-	// The windows are written side by side, as many at once as there are CPUs (at most 4: each
-	// holds a day of the whole fleet in memory, about 2.5 GiB at 100×).
+	// The windows are written side by side, as many at once as there are CPUs, at most 2: each
+	// holds a day of the whole fleet in memory, about 4.5 GiB at 100× (the 100× build peaked at
+	// 9 GiB resident with two; docs/benchmarks.md).
 	window := int64(24 * time.Hour / time.Millisecond)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	sem := make(chan struct{}, max(1, min(runtime.NumCPU(), 4)))
+	sem := make(chan struct{}, max(1, min(runtime.NumCPU(), 2)))
 	var (
 		wg    sync.WaitGroup
 		mu    sync.Mutex

@@ -128,7 +128,7 @@ func TestHealthNotPrometheus(t *testing.T) {
 func TestHealthAuthAndTLS(t *testing.T) {
 	p := makePKI(t)
 	const user, password = "grafana", "correct horse battery staple"
-	srv := promtest.Start(t, promtest.Options{WebConfigYAML: webConfig(t, user, password, &p)})
+	srv := promtest.Start(t, promtest.Options{WebConfigYAML: webConfig(t, user, password, &p), ReadyUser: user, ReadyPassword: password})
 	if !strings.HasPrefix(srv.URL, "https://") {
 		t.Fatalf("TLS Prometheus at %s", srv.URL)
 	}

@@ -84,7 +84,7 @@ func TestTriageResource(t *testing.T) {
 	}
 
 	const user, password = "grafana", "correct horse battery staple"
-	locked := promtest.Start(t, promtest.Options{WebConfigYAML: webConfig(t, user, password, nil)})
+	locked := promtest.Start(t, promtest.Options{WebConfigYAML: webConfig(t, user, password, nil), ReadyUser: user, ReadyPassword: password})
 	wrong := newTestDS(t, instanceSettings(t, locked.URL, map[string]any{"basicAuth": true, "basicAuthUser": user, "profile": "custom"},
 		map[string]string{"basicAuthPassword": "hunter2"}))
 	if status, _, body := callTriage(t, wrong, surgeTriageQuery(nil)); status != http.StatusUnauthorized {

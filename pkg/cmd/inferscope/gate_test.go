@@ -95,7 +95,8 @@ func TestGateCommandBasicAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := promtest.Start(t, promtest.Options{DataDir: dir, WebConfigYAML: fmt.Sprintf("basic_auth_users:\n  gate: %s\n", hash)})
+	srv := promtest.Start(t, promtest.Options{DataDir: dir, WebConfigYAML: fmt.Sprintf("basic_auth_users:\n  gate: %s\n", hash),
+		ReadyUser: "gate", ReadyPassword: "s3cret"})
 	pw := filepath.Join(t.TempDir(), "pw")
 	if err := os.WriteFile(pw, []byte("s3cret\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -29,6 +29,10 @@ type Options struct {
 	ConfigYAML string
 	// WebConfigYAML is the content of --web.config.file (TLS, basic auth); "" means none.
 	WebConfigYAML string
+	// ReadyUser and ReadyPassword are the basic-auth credentials /-/ready is polled with when
+	// WebConfigYAML requires them: without them a 401 only proves the server is up, and its first
+	// answers may still be 503 while it loads the TSDB.
+	ReadyUser, ReadyPassword string
 	// ExtraArgs are appended to the command line.
 	ExtraArgs []string
 	// Retention is --storage.tsdb.retention.time; "" keeps every sample (100y), so imported
@@ -184,15 +188,17 @@ func Start(t testing.TB, opts Options) *Server {
 	proc := StartProcess(t, bin, args...)
 
 	srv := &Server{URL: scheme + "://" + addr, DataDir: dataDir}
-	if err := waitReady(srv.URL, opts.WebConfigYAML != "", proc.Exited); err != nil {
+	if err := waitReady(srv.URL, opts, proc.Exited); err != nil {
 		t.Fatalf("prometheus did not become ready at %s: %v\n--- prometheus log ---\n%s", srv.URL, err, tail(proc.Logs.Bytes(), 8192))
 	}
 	return srv
 }
 
-// waitReady polls /-/ready. With a web config (TLS or auth) any HTTP answer proves the server is
-// up, since the test's own client does not carry the credentials.
-func waitReady(url string, anyAnswer bool, exited <-chan error) error {
+// waitReady polls /-/ready, with the basic-auth credentials of opts when it has them. With a web
+// config and no credentials any HTTP answer proves the server is up, since the test's own client
+// does not carry them.
+func waitReady(url string, opts Options, exited <-chan error) error {
+	anyAnswer := opts.WebConfigYAML != "" && opts.ReadyUser == ""
 	client := &http.Client{Timeout: 2 * time.Second, Transport: insecureTransport()}
 	deadline := time.Now().Add(2 * time.Minute)
 	var last error
@@ -202,7 +208,14 @@ func waitReady(url string, anyAnswer bool, exited <-chan error) error {
 			return fmt.Errorf("prometheus exited: %w", err)
 		default:
 		}
-		resp, err := client.Get(url + "/-/ready")
+		req, err := http.NewRequest(http.MethodGet, url+"/-/ready", nil)
+		if err != nil {
+			return err
+		}
+		if opts.ReadyUser != "" {
+			req.SetBasicAuth(opts.ReadyUser, opts.ReadyPassword)
+		}
+		resp, err := client.Do(req)
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK || anyAnswer {

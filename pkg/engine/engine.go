@@ -170,6 +170,7 @@ type Exec struct {
 	res      Result
 	noticed  map[string]bool
 	promInfo *promInfos // Prometheus' info annotations, one notice (annotations.go)
+	splits   *splits    // reads split for the store's sample limit, one notice (fetch_split.go)
 	warmOnce sync.Once
 	warm     *warmState
 	warmErr  error

@@ -45,27 +45,17 @@ func (x *Exec) fetchRange(ctx context.Context, expr string, from, to int64, step
 	step := stepD.Milliseconds()
 	points := int((to-from)/step) + 1
 	maxSeries := max(1, x.limits.MaxSamples/min(points, prometheusMaxPoints))
-	var chunks [][2]int64
+	var chunks []span
 	for a := from; a <= to; a += prometheusMaxPoints * step {
-		chunks = append(chunks, [2]int64{a, min(to, a+(prometheusMaxPoints-1)*step)})
+		chunks = append(chunks, span{a, min(to, a+(prometheusMaxPoints-1)*step)})
 	}
-	results := make([]prom.Result, len(chunks))
 	x.executed(expr)
-	err := parallel(ctx, len(chunks), func(ctx context.Context, i int) error {
-		res, err := x.e.Prom.QueryRange(ctx, prom.RangeQuery{
-			Expr: expr, Start: time.UnixMilli(chunks[i][0]), End: time.UnixMilli(chunks[i][1]), Step: stepD, MaxSeries: maxSeries,
-		})
-		if err != nil {
-			if prom.KindOf(err) == prom.KindLimit {
-				return &LimitError{Msg: fmt.Sprintf("%s; at %d points per series that is more than the limit of %d samples per query: narrow the model, version or instance selection, shorten the range or raise the step",
-					err.Error(), min(points, prometheusMaxPoints), x.limits.MaxSamples)}
-			}
-			return err
-		}
-		results[i] = res
-		return nil
-	})
+	results, err := x.rangeParts(ctx, prom.RangeQuery{Expr: expr, Step: stepD, MaxSeries: maxSeries}, chunks)
 	if err != nil {
+		if prom.KindOf(err) == prom.KindLimit {
+			return nil, &LimitError{Msg: fmt.Sprintf("%s; at %d points per series that is more than the limit of %d samples per query: narrow the model, version or instance selection, shorten the range or raise the step",
+				err.Error(), min(points, prometheusMaxPoints), x.limits.MaxSamples)}
+		}
 		return nil, err
 	}
 	// Each series goes straight onto the grid (uniform at step): one allocation per series,

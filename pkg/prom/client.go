@@ -308,9 +308,11 @@ func (c *Client) wrap(err error) error {
 		case v1.ErrTimeout:
 			return &Error{Kind: KindTimeout, URL: c.url, Err: err, Msg: "the query timed out in Prometheus: " + ae.Msg + timeoutHint}
 		case v1.ErrBadData:
-			return &Error{Kind: KindBadQuery, URL: c.url, Err: err, Msg: "Prometheus rejected the query: " + ae.Msg + storeLimitHint(ae.Msg)}
+			l := storeLimitOf(ae.Msg)
+			return &Error{Kind: KindBadQuery, Limit: l, URL: c.url, Err: err, Msg: "Prometheus rejected the query: " + ae.Msg + storeLimitHint(l)}
 		default:
-			return &Error{Kind: KindExecution, URL: c.url, Err: err, Msg: "Prometheus could not run the query: " + ae.Msg + storeLimitHint(ae.Msg)}
+			l := storeLimitOf(ae.Msg)
+			return &Error{Kind: KindExecution, Limit: l, URL: c.url, Err: err, Msg: "Prometheus could not run the query: " + ae.Msg + storeLimitHint(l)}
 		}
 	}
 	return classifyTransport(err, c.url, c.http.Timeout)

@@ -40,9 +40,12 @@ const (
 type Error struct {
 	Kind   ErrorKind
 	URL    string
-	Status int    // HTTP status when there was one
-	Msg    string // the complete human message
-	Err    error  // underlying error, if any
+	Status int // HTTP status when there was one
+	// Limit is the store's own per-query limit that refused the query (KindBadQuery or
+	// KindExecution), 0 when none was named; the status stays the Kind's.
+	Limit StoreLimit
+	Msg   string // the complete human message
+	Err   error  // underlying error, if any
 }
 
 func (e *Error) Error() string { return e.Msg }

@@ -2,6 +2,7 @@ package prom
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -119,23 +120,78 @@ func notFoundHint(path string) string {
 	return " (a Mimir or Cortex URL needs its /prometheus prefix, e.g. http://mimir:8080/prometheus; a VictoriaMetrics cluster's vmselect /select/<accountID>/prometheus; see docs/stores.md)"
 }
 
-// storeLimitHint names the store's own limit behind a refusal, and how to stay under it. The
-// messages are the stores' own: Prometheus and Thanos ("query processing would load too many
-// samples into memory"), VictoriaMetrics (-search.maxSamplesPerQuery, -search.maxUniqueTimeseries,
+// StoreLimit is the store's own per-query limit behind a refusal, told from the store's message:
+// Prometheus and Thanos ("query processing would load too many samples into memory"),
+// VictoriaMetrics (-search.maxSamplesPerQuery, -search.maxUniqueTimeseries,
 // -search.maxPointsPerTimeseries), Mimir (max-fetched-series / -chunks-bytes / samples).
-func storeLimitHint(msg string) string {
-	const narrow = "narrow the query (a model, version or instance filter, a shorter range or a coarser step) or raise that limit (docs/stores.md)"
+type StoreLimit int
+
+// The store limits told apart; 0 is none.
+const (
+	// StoreLimitSamples is the limit on samples loaded at once (Prometheus and Thanos
+	// --query.max-samples, Mimir -querier.max-samples).
+	StoreLimitSamples StoreLimit = iota + 1
+	// StoreLimitVictoriaSamples is VictoriaMetrics' -search.maxSamplesPerQuery.
+	StoreLimitVictoriaSamples
+	// StoreLimitVictoria is another VictoriaMetrics -search.max* limit (series, points).
+	StoreLimitVictoria
+	// StoreLimitMimir is a Mimir/Cortex per-query limit on series or chunks.
+	StoreLimitMimir
+)
+
+// InTime says whether the same query over a shorter range loads less against the limit: the
+// sample limits count samples over the whole range, so reading the range in parts stays
+// under them; the series limits do not shrink with the range.
+func (l StoreLimit) InTime() bool { return l == StoreLimitSamples || l == StoreLimitVictoriaSamples }
+
+// String names the limit for messages.
+func (l StoreLimit) String() string {
+	switch l {
+	case StoreLimitSamples:
+		return "the store's limit on samples loaded at once (Prometheus and Thanos --query.max-samples, 50,000,000 by default; Mimir -querier.max-samples)"
+	case StoreLimitVictoriaSamples:
+		return "the store's limit on samples per query (VictoriaMetrics -search.maxSamplesPerQuery)"
+	case StoreLimitVictoria:
+		return "a VictoriaMetrics -search.max* limit, named above"
+	case StoreLimitMimir:
+		return "a Mimir/Cortex per-query limit, named above"
+	}
+	return ""
+}
+
+// storeLimitOf tells which store limit a refusal's message names (0: none).
+func storeLimitOf(msg string) StoreLimit {
 	m := strings.ToLower(msg)
 	switch {
 	case strings.Contains(m, "too many samples"):
-		return " — the store's limit on samples loaded at once (Prometheus and Thanos --query.max-samples, 50,000,000 by default; Mimir -querier.max-samples): " + narrow
-	case strings.Contains(m, "maxsamplesperquery"), strings.Contains(m, "maxuniquetimeseries"), strings.Contains(m, "maxpointspertimeseries"):
-		return " — a VictoriaMetrics -search.max* limit, named above: " + narrow
+		return StoreLimitSamples
+	case strings.Contains(m, "maxsamplesperquery"):
+		return StoreLimitVictoriaSamples
+	case strings.Contains(m, "maxuniquetimeseries"), strings.Contains(m, "maxpointspertimeseries"):
+		return StoreLimitVictoria
 	case strings.Contains(m, "max-fetched-series"), strings.Contains(m, "max-series-per-query"), strings.Contains(m, "max-fetched-chunk"),
 		strings.Contains(m, "maximum number of series"), strings.Contains(m, "max_fetched"):
-		return " — a Mimir/Cortex per-query limit, named above: " + narrow
+		return StoreLimitMimir
 	}
-	return ""
+	return 0
+}
+
+// storeLimitHint names the store's own limit behind a refusal, and how to stay under it.
+func storeLimitHint(l StoreLimit) string {
+	if l == 0 {
+		return ""
+	}
+	return " — " + l.String() + ": narrow the query (a model, version or instance filter, a shorter range or a coarser step) or raise that limit (docs/stores.md)"
+}
+
+// StoreLimitOf returns the store's own limit that refused a query, or 0 when err is not such a
+// refusal.
+func StoreLimitOf(err error) StoreLimit {
+	var pe *Error
+	if errors.As(err, &pe) {
+		return pe.Limit
+	}
+	return 0
 }
 
 // timeoutHint names the store's query timeout and how to stay under it.

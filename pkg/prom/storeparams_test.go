@@ -163,13 +163,18 @@ func TestNotFoundNamesThePrefix(t *testing.T) {
 	}
 }
 
-// A store's own limit comes back named, with how to narrow the query.
+// A store's own limit comes back named, with how to narrow the query, and typed: the engine
+// splits a read in time only for the sample limits.
 func TestStoreLimitNamed(t *testing.T) {
-	for _, c := range []struct{ body, want string }{
-		{`{"status":"error","errorType":"execution","error":"query processing would load too many samples into memory in query execution"}`, "--query.max-samples"},
-		{`{"status":"error","errorType":"bad_data","error":"cannot select more than -search.maxSamplesPerQuery=1000000 samples"}`, "VictoriaMetrics -search.max*"},
-		{`{"status":"error","errorType":"execution","error":"the query exceeded the maximum number of series (limit: 1000 series) (err-mimir-max-series-per-query)"}`, "Mimir/Cortex per-query limit"},
-		{`{"status":"error","errorType":"timeout","error":"query timed out in expression evaluation"}`, "--query.timeout"},
+	for _, c := range []struct {
+		body, want string
+		limit      StoreLimit
+	}{
+		{`{"status":"error","errorType":"execution","error":"query processing would load too many samples into memory in query execution"}`, "--query.max-samples", StoreLimitSamples},
+		{`{"status":"error","errorType":"422","error":"cannot select more than -search.maxSamplesPerQuery=1000000 samples"}`, "-search.maxSamplesPerQuery", StoreLimitVictoriaSamples},
+		{`{"status":"error","errorType":"bad_data","error":"the number of matching timeseries exceeds 300000; either narrow down the search or increase -search.maxUniqueTimeseries"}`, "VictoriaMetrics -search.max*", StoreLimitVictoria},
+		{`{"status":"error","errorType":"execution","error":"the query exceeded the maximum number of series (limit: 1000 series) (err-mimir-max-series-per-query)"}`, "Mimir/Cortex per-query limit", StoreLimitMimir},
+		{`{"status":"error","errorType":"timeout","error":"query timed out in expression evaluation"}`, "--query.timeout", 0},
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
@@ -184,6 +189,9 @@ func TestStoreLimitNamed(t *testing.T) {
 		srv.Close()
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "narrow the query") {
 			t.Errorf("got %v, want %q and how to narrow", err, c.want)
+		}
+		if got := StoreLimitOf(err); got != c.limit || got.InTime() != (c.limit == StoreLimitSamples || c.limit == StoreLimitVictoriaSamples) {
+			t.Errorf("%s: limit %d, want %d", c.want, got, c.limit)
 		}
 	}
 }

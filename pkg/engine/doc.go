@@ -51,5 +51,8 @@
 // # Limits
 //
 // Range length, points per series, series fetched (as samples) and series returned are bounded
-// (Limits); exceeding one is a clear error before memory is spent.
+// (Limits); exceeding one is a clear error before memory is spent. A range read is chunked at
+// Prometheus' 11,000 points; a chunk the store refuses for its own sample limit (--query.max-samples,
+// -search.maxSamplesPerQuery) is read again in halves in time and merged, with one notice
+// (fetch_split.go).
 package engine

@@ -322,7 +322,7 @@ func benchScale(b *testing.B, factor int) {
 	dir, groups := tbtest.ScaledTSDB(b, factor)
 	// Blocks no larger than 2h are made from here on: Prometheus leaves the history's day blocks
 	// as they are instead of compacting them while the figures are taken.
-	srv := promtest.Start(b, promtest.Options{DataDir: dir, ExtraArgs: []string{"--storage.tsdb.min-block-duration=2h", "--storage.tsdb.max-block-duration=2h"}})
+	srv := promtest.Start(b, promtest.Options{DataDir: dir, ExtraArgs: benchPromArgs()})
 	w := &wire{}
 	c, err := prom.New(srv.URL, &http.Client{Transport: w}, prom.MaxAnswerBytes(1<<30))
 	if err != nil {
@@ -432,28 +432,65 @@ func benchScale(b *testing.B, factor int) {
 		}
 		printRow(row)
 	}
-	benchRecorded(b, factor, srv.URL, run(`{"queryType":"baseline","quantile":0.95,"days":7,"window":"10m","by":"instance"}`))
+	benchRecorded(b, factor, srv.URL)
+}
+
+// RecordedRangeEnv sets the range of the fast-path comparison (benchRecorded): a duration
+// ending at the history's end (default 6h). The history holds 8 days, so 23h is the longest
+// range with 7 whole previous days behind it (the baseline's ±10 min window and the rate window
+// reach before the range's start).
+const RecordedRangeEnv = "INFERSCOPE_BENCH_RECORDED_RANGE"
+
+// PromArgsEnv adds command-line flags (space-separated) to every Prometheus the benchmark
+// starts, e.g. "--query.timeout=10m" to time raw reads past the 2-minute default.
+const PromArgsEnv = "INFERSCOPE_BENCH_PROM_ARGS"
+
+func benchPromArgs() []string {
+	return append([]string{"--storage.tsdb.min-block-duration=2h", "--storage.tsdb.max-block-duration=2h"}, strings.Fields(os.Getenv(PromArgsEnv))...)
 }
 
 // benchRecorded backfills the rule file's latency recording over the previous days the
 // per-instance baseline reads (promtool evaluates the rule against the raw history), starts a
 // Prometheus with those blocks and the rule loaded, and times the baseline there against the
-// raw path: the fast path's gain at this scale.
-func benchRecorded(b *testing.B, factor int, rawURL string, rawBaseline func(context.Context) (string, error)) {
+// raw path: the fast path's gain at this scale. The range is RecordedRangeEnv's (6 h by
+// default) at a 1-minute step.
+func benchRecorded(b *testing.B, factor int, rawURL string) {
 	end := testbed.DefaultEnd
+	span := 6 * time.Hour
+	if v := os.Getenv(RecordedRangeEnv); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 || d > 23*time.Hour {
+			b.Fatalf("%s=%q: want a duration up to 23h (the history's 8 days less the 7 the baseline reads)", RecordedRangeEnv, v)
+		}
+		span = d
+	}
+	rng := engine.Range{Start: end.Add(-span), End: end, MinStep: time.Minute}
 	work := b.TempDir()
 	rules := recordedRuleFile(b, work)
 	out := filepath.Join(work, "backfill")
 	promtool := promtest.RequireBinary(b, "promtool")
+	// The stretches the baseline reads: each previous day's [start − 30 min, end + 15 min], or
+	// one stretch where they touch (ranges of about a day).
+	var stretches [][2]time.Time
+	for d := 7; d >= 1; d-- {
+		shift := time.Duration(d) * 24 * time.Hour
+		a, z := rng.Start.Add(-shift-30*time.Minute), end.Add(-shift+15*time.Minute)
+		if n := len(stretches); n > 0 && !a.After(stretches[n-1][1]) {
+			stretches[n-1][1] = z
+			continue
+		}
+		stretches = append(stretches, [2]time.Time{a, z})
+	}
 	t0 := time.Now()
-	for d := 1; d <= 7; d++ {
-		day := end.Add(-time.Duration(d) * 24 * time.Hour)
+	var covered time.Duration
+	for _, st := range stretches {
 		cmd := exec.CommandContext(b.Context(), promtool, "tsdb", "create-blocks-from", "rules",
-			"--start="+strconv.FormatInt(day.Add(-6*time.Hour-30*time.Minute).Unix(), 10), "--end="+strconv.FormatInt(day.Add(15*time.Minute).Unix(), 10),
+			"--start="+strconv.FormatInt(st[0].Unix(), 10), "--end="+strconv.FormatInt(st[1].Unix(), 10),
 			"--url="+rawURL, "--eval-interval=60s", "--output-dir="+out, rules)
 		if o, err := cmd.CombinedOutput(); err != nil {
 			b.Fatalf("promtool backfill: %v\n%s", err, o)
 		}
+		covered += st[1].Sub(st[0])
 	}
 	backfill := time.Since(t0)
 	dir, _ := tbtest.ScaledTSDB(b, factor)
@@ -463,52 +500,86 @@ func benchRecorded(b *testing.B, factor int, rawURL string, rawBaseline func(con
 			b.Fatal(err)
 		}
 	}
-	rec := promtest.Start(b, promtest.Options{DataDir: dir, ConfigYAML: "rule_files: [" + strconv.Quote(rules) + "]\n",
-		ExtraArgs: []string{"--storage.tsdb.min-block-duration=2h", "--storage.tsdb.max-block-duration=2h"}})
-	w := &wire{}
-	c, err := prom.New(rec.URL, &http.Client{Transport: w}, prom.MaxAnswerBytes(1<<30))
-	if err != nil {
-		b.Fatal(err)
-	}
-	e, err := engine.New(context.Background(), engine.Config{Prom: c, WarmupWindow: 2 * time.Minute, Limits: benchLimits(b), Now: func() time.Time { return end }})
-	if err != nil {
-		b.Fatal(err)
-	}
+	rec := promtest.Start(b, promtest.Options{DataDir: dir, ConfigYAML: "rule_files: [" + strconv.Quote(rules) + "]\n", ExtraArgs: benchPromArgs()})
 	q, err := engine.Parse([]byte(`{"queryType":"baseline","quantile":0.95,"days":7,"window":"10m","by":"instance"}`))
 	if err != nil {
 		b.Fatal(err)
 	}
-	rng := engine.Range{Start: end.Add(-6 * time.Hour), End: end, MinStep: time.Minute}
-	time1 := func(fn func() error) (time.Duration, error) { t := time.Now(); err := fn(); return time.Since(t), err }
-	// Each twice, the second timed: the recording check is cached, as on a running data source.
-	var notice string
-	for i := 0; i < 2; i++ {
-		rawWall, rerr := time1(func() error { _, err := rawBaseline(context.Background()); return err })
-		recWall, err := time1(func() error {
-			res, err := e.Run(context.Background(), q, rng)
-			if err == nil {
-				for _, n := range res.Notices {
-					if strings.Contains(n.Text, engine.RecordedLatency) {
-						notice = "recorded"
-					}
+	what := fmt.Sprintf("baseline by instance, 7 days back, %s", promDuration(span))
+	fmt.Printf("| %-40s | backfill of %d stretch(es), %s in all, took %s\n", what, len(stretches), covered, backfill.Round(time.Second))
+	// The raw path first (its history was just read by the backfill), then the recorded one run
+	// once untimed: its recording check is cached, as on a running data source.
+	raw := timedBaseline(b, rawURL, q, rng, 1)
+	recorded := timedBaseline(b, rec.URL, q, rng, 2)
+	for _, r := range []struct {
+		path string
+		m    baselineRun
+	}{{"raw", raw}, {"recorded", recorded}} {
+		fmt.Printf("| %-40s | %-8s | %9s | replayed alone %9s | %d round trips | %9s received | samples read %d, peak %d | %s\n", what, r.path,
+			r.m.wall.Round(time.Millisecond), r.m.replay.Round(time.Millisecond), r.m.trips, prom.FormatBytes(r.m.bytes), r.m.stats.samples, r.m.stats.peak, clipText(r.m.outcome, 400))
+	}
+	fmt.Printf("| %-40s | recorded %.1f× faster (replayed alone %.1f×), %.1f× fewer samples read\n", what,
+		raw.wall.Seconds()/recorded.wall.Seconds(), raw.replay.Seconds()/max(recorded.replay.Seconds(), 1e-9), float64(raw.stats.samples)/float64(max(recorded.stats.samples, 1)))
+}
+
+// baselineRun is one timed run of the per-instance baseline and what it made Prometheus do.
+type baselineRun struct {
+	wall, replay time.Duration
+	trips        int
+	bytes        int64
+	stats        promStats
+	outcome      string // the error, or which notices matter: recorded, split
+}
+
+// timedBaseline runs q on the store at url `runs` times (an engine of its own) and returns the
+// last run, with its requests replayed alone with stats=all: the samples Prometheus read.
+func timedBaseline(b *testing.B, url string, q engine.Query, rng engine.Range, runs int) baselineRun {
+	w := &wire{}
+	c, err := prom.New(url, &http.Client{Transport: w}, prom.MaxAnswerBytes(4<<30))
+	if err != nil {
+		b.Fatal(err)
+	}
+	end := rng.End
+	e, err := engine.New(context.Background(), engine.Config{Prom: c, WarmupWindow: 2 * time.Minute, Limits: benchLimits(b), Now: func() time.Time { return end }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var r baselineRun
+	for i := 0; i < runs; i++ {
+		w.start()
+		t0 := time.Now()
+		res, err := e.Run(context.Background(), q, rng)
+		r.wall = time.Since(t0)
+		var reqs []recorded
+		r.trips, r.bytes, _, reqs = w.stop()
+		if i < runs-1 {
+			continue
+		}
+		var notes []string
+		if err != nil {
+			notes = append(notes, "error: "+err.Error())
+		} else {
+			for _, n := range res.Notices {
+				switch {
+				case strings.Contains(n.Text, engine.RecordedLatency):
+					notes = append(notes, "recorded")
+				case strings.Contains(n.Text, "split into"):
+					notes = append(notes, n.Text)
 				}
 			}
-			return err
-		})
-		if i == 1 {
-			// The samples each path makes Prometheus read: the same engine on the store with the
-			// recording, its requests replayed with stats=all; the raw path's on the store without.
-			w.start()
-			_, _ = e.Run(context.Background(), q, rng)
-			_, _, _, reqs := w.stop()
-			_, _, recStats, _ := replay(reqs, 1)
-			rawStats := rawSamples(b, rawURL, q, rng)
-			fmt.Printf("| %-40s | samples read: raw %d, recorded %d (%.1f× fewer); peak samples raw %d, recorded %d\n", "baseline by instance, 7 days back, 6 h",
-				rawStats.samples, recStats.samples, float64(rawStats.samples)/float64(max(recStats.samples, 1)), rawStats.peak, recStats.peak)
-			fmt.Printf("| %-40s | raw %9s (%v) | recorded %9s (%v, %s) | %.1f× faster | backfill of 7 × 6h45m took %s\n", "baseline by instance, 7 days back, 6 h",
-				rawWall.Round(time.Millisecond), rerr, recWall.Round(time.Millisecond), err, notice, rawWall.Seconds()/recWall.Seconds(), backfill.Round(time.Second))
 		}
+		var rerr error
+		r.replay, _, r.stats, rerr = replay(reqs, 1)
+		if rerr != nil {
+			notes = append(notes, "replay: "+rerr.Error())
+		}
+		r.outcome = strings.Join(notes, "; ")
 	}
+	return r
+}
+
+func promDuration(d time.Duration) string {
+	return strings.TrimSuffix(strings.TrimSuffix(d.String(), "0s"), "0m")
 }
 
 // panelErrors says how many of a dashboard's panels failed, and each distinct reason once.
@@ -557,26 +628,6 @@ func clipText(s string, n int) string {
 		return s[:n] + "…"
 	}
 	return s
-}
-
-// rawSamples runs q on the store at url (no recording there) and replays its requests with
-// stats=all.
-func rawSamples(b *testing.B, url string, q engine.Query, rng engine.Range) promStats {
-	w := &wire{}
-	c, err := prom.New(url, &http.Client{Transport: w}, prom.MaxAnswerBytes(1<<30))
-	if err != nil {
-		b.Fatal(err)
-	}
-	end := rng.End
-	e, err := engine.New(context.Background(), engine.Config{Prom: c, WarmupWindow: 2 * time.Minute, Limits: benchLimits(b), Now: func() time.Time { return end }})
-	if err != nil {
-		b.Fatal(err)
-	}
-	w.start()
-	_, _ = e.Run(context.Background(), q, rng)
-	_, _, _, reqs := w.stop()
-	_, _, st, _ := replay(reqs, 1)
-	return st
 }
 
 // backtestFailures runs the catalog's backtest over the span ending at end and names each rule

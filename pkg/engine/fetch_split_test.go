@@ -33,15 +33,17 @@ func (c *rangeStatuses) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-var splitNoticeRE = regexp.MustCompile(`^(a read was|(\d+) reads were) split into (\d+) parts in time because the store refused (it|them) whole at the store's limit on samples loaded at once \(Prometheus and Thanos --query\.max-samples`)
+// splitNoticeRE reads the split notice: how many reads, how many parts, and the limit named.
+var splitNoticeRE = regexp.MustCompile(`^(a read was|(\d+) reads were) split into (\d+) parts in time because the store refused (it|them) whole at (the store's limit on samples .*?); the parts'`)
 
 // A read the store refuses for its limit on samples loaded at once (--query.max-samples) is
 // read in halves in time, recursively, and merged: the per-instance baseline over 6 hours on a
 // Prometheus holding at most 20,000 samples at once (its current latency read holds about
 // 61,000, its previous days' read about 71,000: Prometheus' own stats=all peakSamples) equals,
 // value for value, the answer of a Prometheus without that limit, and says once how many
-// parts it took. The store's refusals are counted: each split part is one refusal, so there
-// are exactly as many 422 answers as parts minus split reads. Under a limit no part of a few
+// parts it took. The store's refusals are counted: each refusal turns one part into two, so
+// there are exactly as many 422 answers as parts minus split reads. It fails without the split
+// (the previous days' read comes back refused). Under a limit no part of a few
 // steps fits, the store's refusal comes back named, with how to narrow the query.
 func TestReadSplitAtStoreSampleLimit(t *testing.T) {
 	dir, s := tbtest.TSDB(t)
@@ -50,7 +52,14 @@ func TestReadSplitAtStoreSampleLimit(t *testing.T) {
 	full := promtest.Start(t, promtest.Options{DataDir: dir})
 	low := promtest.Start(t, promtest.Options{DataDir: lowDir, ExtraArgs: []string{"--query.max-samples=20000"}})
 	tiny := promtest.Start(t, promtest.Options{DataDir: tinyDir, ExtraArgs: []string{"--query.max-samples=600"}})
-	end := s.End()
+	checkSplitRead(t, s.End(), full.URL, low.URL, tiny.URL, prom.StoreLimitSamples)
+}
+
+// checkSplitRead runs the per-instance baseline over the 6 hours before end on the store
+// without a sample limit (full), under a limit its reads pass only in parts (low), and under
+// one no part of a few steps fits (tiny).
+func checkSplitRead(t *testing.T, end time.Time, fullURL, lowURL, tinyURL string, limit prom.StoreLimit) {
+	t.Helper()
 	q, err := Parse([]byte(`{"queryType":"baseline","quantile":0.95,"days":7,"window":"10m","by":"instance"}`))
 	if err != nil {
 		t.Fatal(err)
@@ -68,13 +77,13 @@ func TestReadSplitAtStoreSampleLimit(t *testing.T) {
 		res, err := e.Run(context.Background(), q, Range{Start: end.Add(-6 * time.Hour), End: end, MinStep: time.Minute})
 		return res, st.n, err
 	}
-	want, wantStatus, err := run(full.URL)
+	want, wantStatus, err := run(fullURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, gotStatus, err := run(low.URL)
+	got, gotStatus, err := run(lowURL)
 	if err != nil {
-		t.Fatalf("under --query.max-samples=20000: %v", err)
+		t.Fatalf("under the lowered limit: %v", err)
 	}
 	if wantStatus[http.StatusUnprocessableEntity] != 0 || len(wantStatus) != 1 {
 		t.Fatalf("without the limit: statuses %v, want only 200", wantStatus)
@@ -96,6 +105,9 @@ func TestReadSplitAtStoreSampleLimit(t *testing.T) {
 				reads, _ = strconv.Atoi(m[2])
 			}
 			parts, _ := strconv.Atoi(m[3])
+			if m[5] != limit.String() {
+				t.Errorf("notice names %q, want %q", m[5], limit)
+			}
 			if parts-reads != refused || gotStatus[http.StatusOK]-wantStatus[http.StatusOK] != parts-reads {
 				t.Errorf("notice says %d reads in %d parts; the store refused %d and answered %d range queries (%d without the limit)",
 					reads, parts, refused, gotStatus[http.StatusOK], wantStatus[http.StatusOK])
@@ -139,11 +151,11 @@ func TestReadSplitAtStoreSampleLimit(t *testing.T) {
 	}
 
 	// Below the smallest part: the store's own refusal, named, with how to narrow.
-	_, tinyStatus, err := run(tiny.URL)
-	if err == nil || prom.StoreLimitOf(err) != prom.StoreLimitSamples || !strings.Contains(err.Error(), "--query.max-samples") || !strings.Contains(err.Error(), "narrow the query") {
-		t.Fatalf("under --query.max-samples=600: %v, want the store's limit named with how to narrow", err)
+	_, tinyStatus, err := run(tinyURL)
+	if err == nil || prom.StoreLimitOf(err) != limit || !strings.Contains(err.Error(), limit.String()) || !strings.Contains(err.Error(), "narrow the query") {
+		t.Fatalf("under the tiny limit: %v, want the store's limit named with how to narrow", err)
 	}
 	if tinyStatus[http.StatusUnprocessableEntity] < 2 {
-		t.Errorf("under --query.max-samples=600: statuses %v, want the read split before giving up", tinyStatus)
+		t.Errorf("under the tiny limit: statuses %v, want the read split before giving up", tinyStatus)
 	}
 }

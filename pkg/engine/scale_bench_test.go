@@ -438,7 +438,7 @@ func benchScale(b *testing.B, factor int) {
 // RecordedRangeEnv sets the range of the fast-path comparison (benchRecorded): a duration
 // ending at the history's end (default 6h). The history holds 8 days, so 23h is the longest
 // range with 7 whole previous days behind it (the baseline's ±10 min window and the rate window
-// reach before the range's start).
+// reach before the range's start); "off" leaves the comparison out.
 const RecordedRangeEnv = "INFERSCOPE_BENCH_RECORDED_RANGE"
 
 // PromArgsEnv adds command-line flags (space-separated) to every Prometheus the benchmark
@@ -457,7 +457,11 @@ func benchPromArgs() []string {
 func benchRecorded(b *testing.B, factor int, rawURL string) {
 	end := testbed.DefaultEnd
 	span := 6 * time.Hour
-	if v := os.Getenv(RecordedRangeEnv); v != "" {
+	v := os.Getenv(RecordedRangeEnv)
+	if v == "off" {
+		return
+	}
+	if v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 || d > 23*time.Hour {
 			b.Fatalf("%s=%q: want a duration up to 23h (the history's 8 days less the 7 the baseline reads)", RecordedRangeEnv, v)

@@ -159,3 +159,23 @@ func checkSplitRead(t *testing.T, end time.Time, fullURL, lowURL, tinyURL string
 		t.Errorf("under the tiny limit: statuses %v, want the read split before giving up", tinyStatus)
 	}
 }
+
+// Halves cover the span exactly, on its step, each at least minSplitPoints steps; a span
+// shorter than twice that is not split.
+func TestSpanHalves(t *testing.T) {
+	const step = 60_000
+	for n := int64(1); n <= 40; n++ {
+		s := span{from: 1_000 * step, to: (1_000 + n - 1) * step}
+		a, b, ok := s.halves(step)
+		if ok != (n >= 2*minSplitPoints) {
+			t.Fatalf("%d steps: split %v", n, ok)
+		}
+		if !ok {
+			continue
+		}
+		na, nb := (a.to-a.from)/step+1, (b.to-b.from)/step+1
+		if a.from != s.from || b.to != s.to || b.from != a.to+step || na+nb != n || na < minSplitPoints || nb < minSplitPoints || (a.to-a.from)%step != 0 {
+			t.Fatalf("%d steps: %v %v", n, a, b)
+		}
+	}
+}

@@ -74,8 +74,7 @@ func Replay(ctx context.Context, e *engine.Engine, s *testbed.Scenario, only fun
 	for _, c := range cases {
 		from = minTime(from, c.Onset)
 	}
-	params := alerting.Defaults()
-	params.Interval = EvalInterval
+	params := replayParams(e)
 	catalog, err := alerting.Catalog(params)
 	if err != nil {
 		return nil, nil, err
@@ -125,6 +124,16 @@ func Replay(ctx context.Context, e *engine.Engine, s *testbed.Scenario, only fun
 		}
 	}
 	return out, bt, nil
+}
+
+// replayParams are the catalog's defaults at EvalInterval, rendered for the engine's server as
+// the CLI and the data source render them: the PromQL rules (GPU memory with its warm-up
+// filter) then name that server's own metrics, not the custom service's.
+func replayParams(e *engine.Engine) alerting.Params {
+	params := alerting.Defaults()
+	params.Interval = EvalInterval
+	params.FollowEngine(e)
+	return params
 }
 
 // backtestChunk and backtestLead cut the backtest: a rule's answer over two days of a fleet

@@ -299,3 +299,35 @@ func TestScoreComputeCandidatesExplainTheirRise(t *testing.T) {
 		t.Errorf("throttling: want hardware first and no compute, got %s", causeList(&r))
 	}
 }
+
+// TestScoreSurgeExplainsTheQueue: node-a receives 2.4× its usual traffic and its queue grows
+// ×8 (compute flat). Asked about node-a alone, the model's traffic over all its instances says
+// whether the extra requests are new (a surge: traffic_surge first, the queue its symptom) or
+// moved from an instance that stopped serving (lost capacity: the queue cause first).
+func TestScoreSurgeExplainsTheQueue(t *testing.T) {
+	surge := func(modelNow float64) Report {
+		rd := readings("", func(s *Subject, in *Instance) {
+			s.Queue.Now, s.QPS.Now, in.QPS.Now, in.QueueDepth.Now = 0.0288, 240, 240, 6
+			s.P95.Now, s.BaselineRatio, s.Jitter.Now = 0.08, 3.2, 5
+		})
+		rd.Instance, rd.Subjects, rd.Instances = "node-a:8000", rd.Subjects[:1], rd.Instances[:1]
+		rd.ModelQPS = Pair{400, modelNow}
+		return Score(rd, DefaultThresholds())
+	}
+	r := surge(540) // node-a's 140 req/s more, the others unchanged
+	t.Logf("surge: %s: %s", r.Verdict, causeList(&r))
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseTrafficSurge || !strings.Contains(r.Causes[0].Summary, "explains it") {
+		t.Fatalf("want traffic_surge first: %s", causeList(&r))
+	}
+	if q := cause(t, &r, CauseQueue); !strings.Contains(q.Summary, "weighed down") {
+		t.Errorf("queue not weighed down: %q", q.Summary)
+	}
+	r = surge(400) // the model's traffic unchanged: node-a took the others' requests
+	t.Logf("moved: %s: %s", r.Verdict, causeList(&r))
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseQueue {
+		t.Fatalf("want queue first (lost capacity): %s", causeList(&r))
+	}
+	if c := cause(t, &r, CauseTrafficSurge); !strings.Contains(c.Summary, "lost capacity") {
+		t.Errorf("traffic_surge %q", c.Summary)
+	}
+}

@@ -409,9 +409,18 @@ func trafficCause(rd *Readings, in *Instance, subj string, warm bool) (candidate
 // movedTraffic says whether the instance's extra traffic (against the hour before) is at least
 // half matched by less traffic on the model's other instances (an instance that stopped serving
 // counts as 0), and returns the others' change. A question that sees only part of the model (an
-// instance or a node) cannot tell.
+// instance or a node) reads the others from the model's traffic over all its instances; without
+// it, it cannot tell.
 func movedTraffic(rd *Readings, in *Instance) (bool, float64) {
-	if rd.Instance != "" || rd.Node != "" || len(rd.Instances) < 2 {
+	inc := in.QPS.Now - in.QPS.Before
+	if rd.Instance != "" || rd.Node != "" {
+		if !finite(rd.ModelQPS.Before) || !finite(rd.ModelQPS.Now) || !finite(inc) {
+			return false, math.NaN()
+		}
+		others := (rd.ModelQPS.Now - rd.ModelQPS.Before) - inc
+		return inc > 0 && others <= -0.5*inc, others
+	}
+	if len(rd.Instances) < 2 {
 		return false, math.NaN()
 	}
 	others := 0.0
@@ -425,8 +434,38 @@ func movedTraffic(rd *Readings, in *Instance) (bool, float64) {
 		}
 		others += now - o.QPS.Before
 	}
-	inc := in.QPS.Now - in.QPS.Before
 	return inc > 0 && others <= -0.5*inc, others
+}
+
+// trafficRatio is the instance's traffic against its reference (the 7-day same-time-of-day
+// mean, else the hour before), as the traffic cause reads it.
+func trafficRatio(in *Instance) float64 {
+	ref := in.QPSBaseline
+	if !(ref > 0) {
+		ref = in.QPS.Before
+	}
+	return ratio(in.QPS.Now, ref)
+}
+
+// surgeLine is the traffic against its usual level from which a surge explains a queue by
+// itself: an instance sized for its usual peak does not absorb twice its traffic. Below it a
+// queue that grew out of proportion with the traffic is the batching's or the concurrency's
+// (the queue cause), as the brief's batch client at 1.5× is.
+const surgeLine = 2
+
+// trafficExplainsQueue says whether the instance receives at least surgeLine × its usual
+// traffic, not moved from the model's other instances: the surge, not the queue it builds, is
+// then the cause.
+func trafficExplainsQueue(rd *Readings, instance string) (float64, bool) {
+	in := rd.instance(instance)
+	if in == nil {
+		return math.NaN(), false
+	}
+	r := trafficRatio(in)
+	if moved, _ := movedTraffic(rd, in); moved || !(r >= surgeLine) {
+		return r, false
+	}
+	return r, true
 }
 
 // modelTraffic is the model's QPS over all its instances in each window.

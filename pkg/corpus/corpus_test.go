@@ -139,7 +139,7 @@ func TestCorpusSubset(t *testing.T) {
 // GPU-memory P0 fires while the upgraded instance still warms up (TorchServe: healthy).
 var knownGood = []testbed.CaseKind{
 	testbed.CaseLostCapacity, testbed.CaseSmallerBatches,
-	testbed.CaseComputeMemory, testbed.CaseComputeFlat, testbed.CaseComputeNoProbe, testbed.CaseInputShift,
+	testbed.CaseComputeMemory, testbed.CaseComputeFlat, testbed.CaseComputeNoProbe, testbed.CaseInputShift, testbed.CaseMemorySwap,
 	testbed.CaseThrottle, testbed.CaseECC, testbed.CaseGatewayJitter, testbed.CaseCanary, testbed.CaseWarmup,
 	testbed.CaseQuietHour, testbed.CaseBusyHour, testbed.CaseFasterVersion, testbed.CaseDeploy,
 }

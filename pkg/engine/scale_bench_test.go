@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -342,16 +343,19 @@ func overviewTargets(b *testing.B) []string {
 }
 
 type scaleRow struct {
-	name        string
-	wall, raw   time.Duration
-	derived     time.Duration // the same answer with the store's answers served at once
-	misses      int           // requests of the canned run that were not recorded
-	trips       int
-	bytes, rawB int64
-	peak        uint64
-	err         string
-	notice      string
-	stats       promStats
+	name      string
+	wall, raw time.Duration
+	derived   time.Duration // the same answer with the store's answers served at once
+	misses    int           // requests of the canned run that were not recorded
+	// CPU time: the engine's in the canned run, Prometheus' while it answered the replay. Unlike
+	// wall times on a shared machine, they do not grow with the load.
+	engineCPU, promCPU time.Duration
+	trips              int
+	bytes, rawB        int64
+	peak               uint64
+	err                string
+	notice             string
+	stats              promStats
 }
 
 // BenchmarkScale measures, at each fleet scale (testbed.Scaled: 1× = 3 instances and 24 GPUs,
@@ -359,8 +363,9 @@ type scaleRow struct {
 // set of queries, triage, gate and a 7-day backtest: wall time, Prometheus round trips, bytes
 // received and the engine's peak heap, each against the same PromQL replayed alone, and the
 // engine's own work: the same answer again with every Prometheus answer served at once from
-// memory ("derived", and its share of the raw round trip). One run per scale; the table goes
-// to stdout (docs/benchmarks.md).
+// memory ("derived", and its share of the raw round trip), and the CPU time it took against
+// the CPU time Prometheus took to answer the replay. One run per scale; the table goes to
+// stdout (docs/benchmarks.md).
 //
 //	INFERSCOPE_BENCH_SCALES=1,10,100 go test -run '^$' -bench BenchmarkScale -benchtime 1x -timeout 4h ./pkg/engine/
 func BenchmarkScale(b *testing.B) {
@@ -464,7 +469,8 @@ func benchScale(b *testing.B, factor int) {
 	)
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("\n%d× fleet: %d instances, %d GPUs, %d models; load average %s", factor, 3*factor, 24*factor, len(modelsOf(groups)), load)
-	fmt.Printf("| %-40s | %9s | %9s | %5s | %9s | %7s | %6s | %9s | %9s | %9s | %13s | %11s | %s\n", "what", "wall", "raw alone", "ratio", "derived", "der/raw", "trips", "received", "raw recv", "peak heap", "samples read", "peak samples", "error / notice")
+	fmt.Printf("| %-40s | %9s | %9s | %5s | %9s | %7s | %9s | %9s | %7s | %6s | %9s | %9s | %9s | %13s | %11s | %s\n", "what", "wall", "raw alone", "ratio", "derived", "der/raw",
+		"eng CPU", "prom CPU", "eng/prom", "trips", "received", "raw recv", "peak heap", "samples read", "peak samples", "error / notice")
 	skip := os.Getenv("INFERSCOPE_BENCH_SKIP") // items whose name contains it are left out
 	limit := 20 * time.Minute
 	if v, err := time.ParseDuration(os.Getenv("INFERSCOPE_BENCH_ITEM_TIMEOUT")); err == nil {
@@ -491,14 +497,18 @@ func benchScale(b *testing.B, factor int) {
 		} else {
 			row.notice = notice
 		}
+		p0 := promCPU(srv.URL)
 		if rw, rb, st, rerr := replay(reqs, par); rerr == nil {
 			row.raw, row.rawB, row.stats = rw, rb, st
 		} else {
 			row.err = strings.TrimPrefix(row.err+"; replay: "+rerr.Error(), "; ")
 		}
+		row.promCPU = promCPU(srv.URL) - p0
 		if err == nil {
 			ctx, cancel := context.WithTimeout(context.Background(), limit)
+			c0 := selfCPU()
 			row.derived, row.misses, _ = w.cannedRun(func() error { _, err := it.fn(ctx); return err })
+			row.engineCPU = selfCPU() - c0
 			cancel()
 		}
 		printRow(row)
@@ -617,11 +627,14 @@ func printRow(r scaleRow) {
 	if r.raw > 0 {
 		ratio = fmt.Sprintf("%.2f", r.wall.Seconds()/r.raw.Seconds())
 	}
-	derived, share := "-", "-"
+	derived, share, cpuShare := "-", "-", "-"
 	if r.derived > 0 {
 		derived = r.derived.Round(time.Millisecond).String()
 		if r.raw > 0 {
 			share = fmt.Sprintf("%.1f %%", 100*r.derived.Seconds()/r.raw.Seconds())
+		}
+		if r.promCPU > 0 {
+			cpuShare = fmt.Sprintf("%.1f %%", 100*r.engineCPU.Seconds()/r.promCPU.Seconds())
 		}
 	}
 	msg := strings.TrimPrefix(r.err+"; "+r.notice, "; ")
@@ -629,8 +642,37 @@ func printRow(r scaleRow) {
 		msg += fmt.Sprintf("; the canned run sent %d requests that were not recorded", r.misses)
 	}
 	msg = strings.TrimSuffix(msg, "; ")
-	fmt.Printf("| %-40s | %9s | %9s | %5s | %9s | %7s | %6d | %9s | %9s | %9s | %13d | %11d | %s\n", r.name, r.wall.Round(time.Millisecond), r.raw.Round(time.Millisecond),
-		ratio, derived, share, r.trips, prom.FormatBytes(r.bytes), prom.FormatBytes(r.rawB), prom.FormatBytes(int64(r.peak)), r.stats.samples, r.stats.peak, clipText(msg, 600))
+	fmt.Printf("| %-40s | %9s | %9s | %5s | %9s | %7s | %9s | %9s | %7s | %6d | %9s | %9s | %9s | %13d | %11d | %s\n", r.name, r.wall.Round(time.Millisecond), r.raw.Round(time.Millisecond),
+		ratio, derived, share, r.engineCPU.Round(time.Millisecond), r.promCPU.Round(time.Millisecond), cpuShare, r.trips, prom.FormatBytes(r.bytes), prom.FormatBytes(r.rawB), prom.FormatBytes(int64(r.peak)), r.stats.samples, r.stats.peak, clipText(msg, 600))
+}
+
+// promCPU is the CPU time the Prometheus at url has used (its own process_cpu_seconds_total,
+// 10 ms resolution); 0 when it cannot be read.
+func promCPU(url string) time.Duration {
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, "process_cpu_seconds_total "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err == nil {
+				return time.Duration(f * float64(time.Second))
+			}
+		}
+	}
+	return 0
+}
+
+// selfCPU is the CPU time this process has used, user and system.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func clipText(s string, n int) string {

@@ -331,3 +331,22 @@ func TestScoreSurgeExplainsTheQueue(t *testing.T) {
 		t.Errorf("traffic_surge %q", c.Summary)
 	}
 }
+
+// TestScoreStandingMemoryIsNotASymptom: a node whose GPU memory sits at 88 % in the window and
+// sat there in the hour before (a server that sizes its KV cache to the card at start) is
+// healthy when nothing else moved, with a note saying the level stands; memory that rose past
+// the warning line into the window is a sign of the change.
+func TestScoreStandingMemoryIsNotASymptom(t *testing.T) {
+	rd := readings("", func(_ *Subject, in *Instance) { in.GPUMem, in.GPUMemPeak = Pair{0.88, 0.881}, 0.885 })
+	r := Score(rd, DefaultThresholds())
+	if r.Verdict != Healthy {
+		t.Fatalf("standing memory: %s (%s)", r.Verdict, r.Summary)
+	}
+	if !strings.Contains(strings.Join(r.Notices, "\n"), "stood above the 85 % warning line") {
+		t.Errorf("no standing note: %v", r.Notices)
+	}
+	rd = readings("", func(_ *Subject, in *Instance) { in.GPUMem, in.GPUMemPeak = Pair{0.80, 0.88}, 0.885 })
+	if r := Score(rd, DefaultThresholds()); r.Verdict == Healthy {
+		t.Errorf("memory that rose past the warning line reads healthy: %s", r.Summary)
+	}
+}

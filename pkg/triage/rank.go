@@ -76,6 +76,9 @@ func gather(q question, rds []*Readings, th Thresholds) gathered {
 				g.symptoms = append(g.symptoms, s)
 			}
 		}
+		for _, n := range standingNotes(rd, th) {
+			g.notes = appendUnique(g.notes, n)
+		}
 		for _, u := range unknownAge(rd) {
 			g.notes = appendUnique(g.notes, fmt.Sprintf("versions %s of %s: neither was deployed in the %s before the window, so triage cannot tell which is new and does not compare them (inferscope gate compares versions)",
 				u, rd.Model, dur(DeployLookback)))

@@ -911,11 +911,31 @@ func symptomsOf(rd *Readings, th Thresholds) []string {
 			if in.KVCache.Now > th.KVCacheWarn {
 				add(fmt.Sprintf("KV cache %.0f %% on %s", in.KVCache.Now*100, in.Name))
 			}
-		} else if in.GPUMem.Now > th.GPUMemWarn {
+		} else if in.GPUMem.Now > th.GPUMemWarn && !standingMemory(in, th) {
 			add(fmt.Sprintf("GPU memory %.0f %% on %s", in.GPUMem.Now*100, in.Node))
 		} else if in.GPUMemPeak > th.GPUMemCrit {
 			// A climb past the critical line in the window's last minutes barely moves its mean.
 			add(fmt.Sprintf("GPU memory peaked at %.0f %% on %s (%.0f %% on average in the window)", in.GPUMemPeak*100, in.Node, in.GPUMem.Now*100))
+		}
+	}
+	return out
+}
+
+// standingMemory: GPU memory above the warning line now that already stood there, at about the
+// same level, in the hour before (a server that sizes its KV cache to the card at start sits
+// there whatever the load). It is the node's standing state, said in a note, not a sign of the
+// change asked about; memory that rose past the line, or past the critical one, still is.
+func standingMemory(in Instance, th Thresholds) bool {
+	return in.GPUMem.Before > th.GPUMemWarn && in.GPUMem.Now <= th.GPUMemCrit && in.GPUMem.Now-in.GPUMem.Before < 0.02
+}
+
+// standingNotes say which nodes' GPU memory stood above the warning line before the window.
+func standingNotes(rd *Readings, th Thresholds) []string {
+	var out []string
+	for _, in := range rd.Instances {
+		if !finite(in.KVCache.Now) && in.GPUMem.Now > th.GPUMemWarn && standingMemory(in, th) {
+			out = append(out, fmt.Sprintf("GPU memory on %s stood above the %.0f %% warning line before the window too (%.1f %% in the hour before, %.1f %% now): the node's standing level, not a sign of this change (the GPU memory alert says it on its own)",
+				in.Node, th.GPUMemWarn*100, in.GPUMem.Before*100, in.GPUMem.Now*100))
 		}
 	}
 	return out

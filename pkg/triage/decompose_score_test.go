@@ -350,3 +350,26 @@ func TestScoreStandingMemoryIsNotASymptom(t *testing.T) {
 		t.Errorf("memory that rose past the warning line reads healthy: %s", r.Summary)
 	}
 }
+
+// TestScoreInstanceOutOfService: node-b's load state says not ready from 4 minutes into the
+// window to its end, it serves nothing, and no restart was seen: it stopped serving (lost
+// capacity), which is not a warm-up to diagnose. The same stretch ending with the instance
+// serving again after a restart is a warm-up.
+func TestScoreInstanceOutOfService(t *testing.T) {
+	rd := readings("", nil)
+	rd.Instances[1].Warmup = []Warmup{{Start: tFrom.Add(4 * time.Minute), End: tEnd, Reason: "model not ready"}}
+	rd.Instances[1].QPS.Now, rd.Subjects[1].QPS.Now = math.NaN(), math.NaN()
+	r := Score(rd, DefaultThresholds())
+	t.Logf("%s: %s", r.Verdict, causeList(&r))
+	if r.Verdict == Diagnosed && r.Causes[0].ID == CauseWarmup {
+		t.Fatalf("an instance out of service diagnosed as a warm-up: %s", r.Summary)
+	}
+	if c := cause(t, &r, CauseWarmup); !strings.Contains(c.Summary, "out of service") {
+		t.Errorf("warmup %q", c.Summary)
+	}
+	rd.Instances[1].Warmup = []Warmup{{Start: tFrom.Add(4 * time.Minute), End: tFrom.Add(8 * time.Minute), Reason: "model not ready, process restarted"}}
+	rd.Instances[1].QPS.Now, rd.Subjects[1].QPS.Now = 60, 60
+	if r := Score(rd, DefaultThresholds()); r.Verdict != Diagnosed || r.Causes[0].ID != CauseWarmup {
+		t.Errorf("a restart's warm-up: %s %s", r.Verdict, causeList(&r))
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/pkg/alerting"
+	"github.com/inferscope/inferscope/pkg/derive"
 	"github.com/inferscope/inferscope/pkg/units"
 )
 
@@ -631,10 +632,40 @@ func warmupCause(rd *Readings, in *Instance) (candidate, bool) {
 		if v := deployWarmup(rd, in); v != "" {
 			c.score = 0.15
 			c.summary += fmt.Sprintf("; it is the warm-up of the deploy of %s: expected, nothing to act on", v)
+		} else if since, ok := outOfService(rd, in); ok {
+			c.score = math.Min(c.score, 0.3)
+			c.summary = fmt.Sprintf("%s has not been ready since %s and serves no requests, with no restart, reset or reappearance seen: out of service (its traffic goes to the model's other instances: lost capacity) rather than warming up",
+				in.Name, since.Format("15:04"))
 		}
 		return c, true
 	}
 	return candidate{}, false
+}
+
+// notReadyOnly is the warm-up reason of a load state that says not ready, and nothing else.
+var notReadyOnly = derive.WarmNotReady.String()
+
+// outOfService says whether the instance's warm-up in the window is only its load state saying
+// not ready, up to the window's end, while it serves no requests: an instance that stopped
+// serving, not one coming up (a restart, a counter reset or a reappearance would say so). It
+// returns when the not-ready stretch began.
+func outOfService(rd *Readings, in *Instance) (time.Time, bool) {
+	var since time.Time
+	reachesEnd := false
+	for _, w := range in.Warmup {
+		if !w.End.After(rd.Window.Start) || !w.Start.Before(rd.Window.End) {
+			continue
+		}
+		if w.Reason != notReadyOnly {
+			return time.Time{}, false
+		}
+		if since.IsZero() || w.Start.Before(since) {
+			since = w.Start
+		}
+		reachesEnd = reachesEnd || !w.End.Before(rd.Window.End.Add(-time.Minute))
+	}
+	served := finite(in.QPS.Now) && in.QPS.Now > 0.05*math.Max(in.QPS.Before, 0)
+	return since, reachesEnd && !served
 }
 
 func versionText(v string) string {

@@ -373,3 +373,17 @@ func TestScoreInstanceOutOfService(t *testing.T) {
 		t.Errorf("a restart's warm-up: %s %s", r.Verdict, causeList(&r))
 	}
 }
+
+// TestScoreStandingJitterIsNotASymptom: a P99/P50 past the jitter line that stood there in the
+// hour before (a generation server's spread follows its output lengths) does not keep a quiet
+// window from reading healthy; jitter that rose past the line does.
+func TestScoreStandingJitterIsNotASymptom(t *testing.T) {
+	rd := readings("", func(s *Subject, _ *Instance) { s.Jitter = Pair{8, 9} })
+	if r := Score(rd, DefaultThresholds()); r.Verdict != Healthy {
+		t.Errorf("standing jitter: %s (%s)", r.Verdict, r.Summary)
+	}
+	rd = readings("", func(s *Subject, _ *Instance) { s.Jitter = Pair{3, 9} })
+	if r := Score(rd, DefaultThresholds()); r.Verdict == Healthy {
+		t.Errorf("jitter that rose past the line reads healthy: %s", r.Summary)
+	}
+}

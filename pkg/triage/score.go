@@ -634,7 +634,7 @@ func warmupCause(rd *Readings, in *Instance) (candidate, bool) {
 			c.summary += fmt.Sprintf("; it is the warm-up of the deploy of %s: expected, nothing to act on", v)
 		} else if since, ok := outOfService(rd, in); ok {
 			c.score = math.Min(c.score, 0.3)
-			c.summary = fmt.Sprintf("%s has not been ready since %s and serves no requests, with no restart, reset or reappearance seen: out of service (its traffic goes to the model's other instances: lost capacity) rather than warming up",
+			c.summary = fmt.Sprintf("%s has not been ready since %s, with no restart, reset or reappearance seen: out of service (its traffic goes to the model's other instances: lost capacity) or a reload that has not ended, not a warm-up to diagnose",
 				in.Name, since.Format("15:04"))
 		}
 		return c, true
@@ -646,9 +646,9 @@ func warmupCause(rd *Readings, in *Instance) (candidate, bool) {
 var notReadyOnly = derive.WarmNotReady.String()
 
 // outOfService says whether the instance's warm-up in the window is only its load state saying
-// not ready, up to the window's end, while it serves no requests: an instance that stopped
-// serving, not one coming up (a restart, a counter reset or a reappearance would say so). It
-// returns when the not-ready stretch began.
+// not ready, up to the window's end: an instance that stopped serving, or one in a reload that
+// has not ended, not one seen coming up (a restart, a counter reset or a reappearance would say
+// so). It returns when the not-ready stretch began.
 func outOfService(rd *Readings, in *Instance) (time.Time, bool) {
 	var since time.Time
 	reachesEnd := false
@@ -664,8 +664,7 @@ func outOfService(rd *Readings, in *Instance) (time.Time, bool) {
 		}
 		reachesEnd = reachesEnd || !w.End.Before(rd.Window.End.Add(-time.Minute))
 	}
-	served := finite(in.QPS.Now) && in.QPS.Now > 0.05*math.Max(in.QPS.Before, 0)
-	return since, reachesEnd && !served
+	return since, reachesEnd
 }
 
 func versionText(v string) string {
@@ -930,7 +929,9 @@ func symptomsOf(rd *Readings, th Thresholds) []string {
 		} else if r := ratio(s.P95.Now, s.P95.Before); r >= th.LatencyWarn {
 			add(fmt.Sprintf("P95 %.1f× the hour before (%s)", r, who))
 		}
-		if s.Jitter.Now > th.Jitter {
+		if s.Jitter.Now > th.Jitter && !(s.Jitter.Before > th.Jitter && s.Jitter.Now < riseRatio*s.Jitter.Before) {
+			// A spread that stood past the line before (a generation server's P99/P50 follows its
+			// output lengths) is the service's shape, not a sign of the change.
 			add(fmt.Sprintf("jitter %.1f (%s)", s.Jitter.Now, who))
 		}
 		if s.ErrorRatio.Now > th.ErrorRatio {

@@ -3,8 +3,10 @@ package corpus
 import (
 	"bytes"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/inferscope/inferscope/pkg/alerting"
 	"github.com/inferscope/inferscope/pkg/testbed"
 	"github.com/inferscope/inferscope/pkg/triage"
 )
@@ -137,7 +139,36 @@ func TestCorpusSubset(t *testing.T) {
 // GPU-memory P0 fires while the upgraded instance still warms up (TorchServe: healthy).
 var knownGood = []testbed.CaseKind{
 	testbed.CaseLostCapacity, testbed.CaseSmallerBatches,
-	testbed.CaseComputeMemory, testbed.CaseComputeFlat, testbed.CaseComputeNoProbe, testbed.CaseInputShift,
+	testbed.CaseComputeMemory, testbed.CaseComputeFlat, testbed.CaseComputeNoProbe, testbed.CaseInputShift, testbed.CaseMemorySwap,
 	testbed.CaseThrottle, testbed.CaseECC, testbed.CaseGatewayJitter, testbed.CaseCanary, testbed.CaseWarmup,
 	testbed.CaseQuietHour, testbed.CaseBusyHour, testbed.CaseFasterVersion, testbed.CaseDeploy,
+}
+
+// TestReplayRulesNameTheFleetsMetrics: the replayed rules are rendered for the fleet's server.
+// Rendered with the defaults (the custom service's names), the GPU memory rules' warm-up filter
+// read inference_requests_total, which no other server exports, so every restart of a server
+// whose memory or KV cache spikes after it paged.
+func TestReplayRulesNameTheFleetsMetrics(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the TorchServe corpus fleet on first use (cached with the benchmark's)")
+	}
+	e, _, _ := startFleet(t, "torchserve", casesOf(subset(t), "torchserve"))
+	file, err := alerting.RenderPrometheus(replayParams(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(file)
+	if !strings.Contains(text, "resets(ts_inference_requests_total[") {
+		t.Errorf("the warm-up filter does not read TorchServe's requests counter:\n%s", clip(text))
+	}
+	if strings.Contains(text, "resets(inference_requests_total[") {
+		t.Errorf("the rules read the custom service's requests counter on a TorchServe fleet")
+	}
+}
+
+func clip(s string) string {
+	if len(s) > 2000 {
+		return s[:2000] + "…"
+	}
+	return s
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/prometheus/common/model"
+
 	"github.com/inferscope/inferscope/pkg/alerting"
 	"github.com/inferscope/inferscope/pkg/backtest"
 	"github.com/inferscope/inferscope/pkg/engine"
@@ -37,6 +39,10 @@ type Outcome struct {
 	Alert *backtest.EpisodeReport
 	Rule  string
 	Delay time.Duration
+	// Hold is that rule's own `for`: the part of Delay the rule waits by design once its
+	// condition holds (the brief's P1 latency holds 3 minutes), so Delay − Hold is how long the
+	// signal took to cross the line.
+	Hold time.Duration
 	// Notifications counts the P0/P1 episodes on the subject starting in [onset, end+5m].
 	Notifications int
 	NotifiedBy    []string
@@ -68,8 +74,7 @@ func Replay(ctx context.Context, e *engine.Engine, s *testbed.Scenario, only fun
 	for _, c := range cases {
 		from = minTime(from, c.Onset)
 	}
-	params := alerting.Defaults()
-	params.Interval = EvalInterval
+	params := replayParams(e)
 	catalog, err := alerting.Catalog(params)
 	if err != nil {
 		return nil, nil, err
@@ -119,6 +124,16 @@ func Replay(ctx context.Context, e *engine.Engine, s *testbed.Scenario, only fun
 		}
 	}
 	return out, bt, nil
+}
+
+// replayParams are the catalog's defaults at EvalInterval, rendered for the engine's server as
+// the CLI and the data source render them: the PromQL rules (GPU memory with its warm-up
+// filter) then name that server's own metrics, not the custom service's.
+func replayParams(e *engine.Engine) alerting.Params {
+	params := alerting.Defaults()
+	params.Interval = EvalInterval
+	params.FollowEngine(e)
+	return params
 }
 
 // backtestChunk and backtestLead cut the backtest: a rule's answer over two days of a fleet
@@ -197,11 +212,20 @@ func judgeAlerts(c testbed.Case, bt *backtest.Report, s *testbed.Scenario) Outco
 				o.NotifiedBy = append(o.NotifiedBy, r.ID)
 			}
 			if ep.Start.Before(c.Onset.Add(alertSearch)) && (o.Alert == nil || ep.Start.Before(o.Alert.Start)) {
-				o.Alert, o.Rule, o.Delay = ep, r.ID, ep.Start.Sub(c.Onset)
+				o.Alert, o.Rule, o.Delay, o.Hold = ep, r.ID, ep.Start.Sub(c.Onset), ruleHold(r.For)
 			}
 		}
 	}
 	return o
+}
+
+// ruleHold reads a rule's `for` as the backtest reports it ("3m", "0s"); none reads 0.
+func ruleHold(f string) time.Duration {
+	d, err := model.ParseDuration(f)
+	if err != nil {
+		return 0
+	}
+	return time.Duration(d)
 }
 
 // concerns says whether an alert series is about the case's subject: it names the case's model

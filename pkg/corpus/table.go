@@ -14,10 +14,12 @@ import (
 type Row struct {
 	Kind                                    testbed.CaseKind
 	Cases, Top1, Wrong, NoDirection, Missed int
-	// Harmful kinds: cases caught by a P0/P1 after onset and their delays; controls (and
-	// warm-ups): cases with a notification on the subject.
+	// Harmful kinds: cases caught by a P0/P1 after onset, their delays and the delays less the
+	// rule's own hold (when the condition first held); controls (and warm-ups): cases with a
+	// notification on the subject.
 	Caught   int
 	Delays   []time.Duration
+	Crossed  []time.Duration
 	Notified int
 	Servers  map[string]int
 }
@@ -42,6 +44,7 @@ func Summarize(outs []Outcome) []Row {
 			if o.Alert != nil && Harmful(o.Case.Kind) {
 				x.Caught++
 				x.Delays = append(x.Delays, o.Delay)
+				x.Crossed = append(x.Crossed, o.Delay-o.Hold)
 			}
 			if !Harmful(o.Case.Kind) && o.Notifications > 0 {
 				x.Notified++
@@ -73,10 +76,10 @@ func pct(n, d int) string {
 
 // WriteTable writes the per-kind table (Markdown).
 func WriteTable(w io.Writer, rows []Row) {
-	fmt.Fprintln(w, "| kind | cases | servers | top-1 | wrong cause | no direction | healthy (missed) | P0/P1 caught | delay median / max | controls notified |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| kind | cases | servers | top-1 | wrong cause | no direction | healthy (missed) | P0/P1 caught | delay median / max | less the rule's hold | controls notified |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rows {
-		caught, delay, notified := "–", "–", "–"
+		caught, delay, crossed, notified := "–", "–", "–", "–"
 		harmful := r.Kind == "all" || Harmful(r.Kind)
 		if harmful {
 			n := 0
@@ -90,11 +93,7 @@ func WriteTable(w io.Writer, rows []Row) {
 				n = r.Cases
 			}
 			caught = fmt.Sprintf("%d/%d", r.Caught, n)
-			if len(r.Delays) > 0 {
-				d := slices.Clone(r.Delays)
-				sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
-				delay = fmt.Sprintf("%s / %s", d[len(d)/2], d[len(d)-1])
-			}
+			delay, crossed = medianMax(r.Delays), medianMax(r.Crossed)
 		}
 		if r.Kind == "all" || !Harmful(r.Kind) {
 			notified = fmt.Sprintf("%d", r.Notified)
@@ -108,9 +107,19 @@ func WriteTable(w io.Writer, rows []Row) {
 		if len(servers) < 6 {
 			sv = fmt.Sprint(servers)
 		}
-		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Kind, r.Cases, sv,
-			pct(r.Top1, r.Cases), pct(r.Wrong, r.Cases), pct(r.NoDirection, r.Cases), pct(r.Missed, r.Cases), caught, delay, notified)
+		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Kind, r.Cases, sv,
+			pct(r.Top1, r.Cases), pct(r.Wrong, r.Cases), pct(r.NoDirection, r.Cases), pct(r.Missed, r.Cases), caught, delay, crossed, notified)
 	}
+}
+
+// medianMax writes "median / max" of durations ("–" for none).
+func medianMax(ds []time.Duration) string {
+	if len(ds) == 0 {
+		return "–"
+	}
+	d := slices.Clone(ds)
+	slices.Sort(d)
+	return fmt.Sprintf("%s / %s", d[len(d)/2], d[len(d)-1])
 }
 
 // WriteCases writes one line per case: what it was, when the alert fired, what triage said.
@@ -118,7 +127,7 @@ func WriteCases(w io.Writer, outs []Outcome) {
 	for _, o := range outs {
 		alert := "no P0/P1"
 		if o.Alert != nil {
-			alert = fmt.Sprintf("%s +%s", o.Rule, o.Delay)
+			alert = fmt.Sprintf("%s +%s (held %s)", o.Rule, o.Delay, o.Hold)
 		}
 		mark := "ok"
 		switch {

@@ -299,3 +299,91 @@ func TestScoreComputeCandidatesExplainTheirRise(t *testing.T) {
 		t.Errorf("throttling: want hardware first and no compute, got %s", causeList(&r))
 	}
 }
+
+// TestScoreSurgeExplainsTheQueue: node-a receives 2.4× its usual traffic and its queue grows
+// ×8 (compute flat). Asked about node-a alone, the model's traffic over all its instances says
+// whether the extra requests are new (a surge: traffic_surge first, the queue its symptom) or
+// moved from an instance that stopped serving (lost capacity: the queue cause first).
+func TestScoreSurgeExplainsTheQueue(t *testing.T) {
+	surge := func(modelNow float64) Report {
+		rd := readings("", func(s *Subject, in *Instance) {
+			s.Queue.Now, s.QPS.Now, in.QPS.Now, in.QueueDepth.Now = 0.0288, 240, 240, 6
+			s.P95.Now, s.BaselineRatio, s.Jitter.Now = 0.08, 3.2, 5
+		})
+		rd.Instance, rd.Subjects, rd.Instances = "node-a:8000", rd.Subjects[:1], rd.Instances[:1]
+		rd.ModelQPS = Pair{400, modelNow}
+		return Score(rd, DefaultThresholds())
+	}
+	r := surge(540) // node-a's 140 req/s more, the others unchanged
+	t.Logf("surge: %s: %s", r.Verdict, causeList(&r))
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseTrafficSurge || !strings.Contains(r.Causes[0].Summary, "explains it") {
+		t.Fatalf("want traffic_surge first: %s", causeList(&r))
+	}
+	if q := cause(t, &r, CauseQueue); !strings.Contains(q.Summary, "weighed down") {
+		t.Errorf("queue not weighed down: %q", q.Summary)
+	}
+	r = surge(400) // the model's traffic unchanged: node-a took the others' requests
+	t.Logf("moved: %s: %s", r.Verdict, causeList(&r))
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseQueue {
+		t.Fatalf("want queue first (lost capacity): %s", causeList(&r))
+	}
+	if c := cause(t, &r, CauseTrafficSurge); !strings.Contains(c.Summary, "lost capacity") {
+		t.Errorf("traffic_surge %q", c.Summary)
+	}
+}
+
+// TestScoreStandingMemoryIsNotASymptom: a node whose GPU memory sits at 88 % in the window and
+// sat there in the hour before (a server that sizes its KV cache to the card at start) is
+// healthy when nothing else moved, with a note saying the level stands; memory that rose past
+// the warning line into the window is a sign of the change.
+func TestScoreStandingMemoryIsNotASymptom(t *testing.T) {
+	rd := readings("", func(_ *Subject, in *Instance) { in.GPUMem, in.GPUMemPeak = Pair{0.88, 0.881}, 0.885 })
+	r := Score(rd, DefaultThresholds())
+	if r.Verdict != Healthy {
+		t.Fatalf("standing memory: %s (%s)", r.Verdict, r.Summary)
+	}
+	if !strings.Contains(strings.Join(r.Notices, "\n"), "stood above the 85 % warning line") {
+		t.Errorf("no standing note: %v", r.Notices)
+	}
+	rd = readings("", func(_ *Subject, in *Instance) { in.GPUMem, in.GPUMemPeak = Pair{0.80, 0.88}, 0.885 })
+	if r := Score(rd, DefaultThresholds()); r.Verdict == Healthy {
+		t.Errorf("memory that rose past the warning line reads healthy: %s", r.Summary)
+	}
+}
+
+// TestScoreInstanceOutOfService: node-b's load state says not ready from 4 minutes into the
+// window to its end, it serves nothing, and no restart was seen: it stopped serving (lost
+// capacity), which is not a warm-up to diagnose. The same stretch ending with the instance
+// serving again after a restart is a warm-up.
+func TestScoreInstanceOutOfService(t *testing.T) {
+	rd := readings("", nil)
+	rd.Instances[1].Warmup = []Warmup{{Start: tFrom.Add(4 * time.Minute), End: tEnd, Reason: "model not ready"}}
+	rd.Instances[1].QPS.Now, rd.Subjects[1].QPS.Now = math.NaN(), math.NaN()
+	r := Score(rd, DefaultThresholds())
+	t.Logf("%s: %s", r.Verdict, causeList(&r))
+	if r.Verdict == Diagnosed && r.Causes[0].ID == CauseWarmup {
+		t.Fatalf("an instance out of service diagnosed as a warm-up: %s", r.Summary)
+	}
+	if c := cause(t, &r, CauseWarmup); !strings.Contains(c.Summary, "out of service") {
+		t.Errorf("warmup %q", c.Summary)
+	}
+	rd.Instances[1].Warmup = []Warmup{{Start: tFrom.Add(4 * time.Minute), End: tFrom.Add(8 * time.Minute), Reason: "model not ready, process restarted"}}
+	rd.Instances[1].QPS.Now, rd.Subjects[1].QPS.Now = 60, 60
+	if r := Score(rd, DefaultThresholds()); r.Verdict != Diagnosed || r.Causes[0].ID != CauseWarmup {
+		t.Errorf("a restart's warm-up: %s %s", r.Verdict, causeList(&r))
+	}
+}
+
+// TestScoreStandingJitterIsNotASymptom: a P99/P50 past the jitter line that stood there in the
+// hour before (a generation server's spread follows its output lengths) does not keep a quiet
+// window from reading healthy; jitter that rose past the line does.
+func TestScoreStandingJitterIsNotASymptom(t *testing.T) {
+	rd := readings("", func(s *Subject, _ *Instance) { s.Jitter = Pair{8, 9} })
+	if r := Score(rd, DefaultThresholds()); r.Verdict != Healthy {
+		t.Errorf("standing jitter: %s (%s)", r.Verdict, r.Summary)
+	}
+	rd = readings("", func(s *Subject, _ *Instance) { s.Jitter = Pair{3, 9} })
+	if r := Score(rd, DefaultThresholds()); r.Verdict == Healthy {
+		t.Errorf("jitter that rose past the line reads healthy: %s", r.Summary)
+	}
+}

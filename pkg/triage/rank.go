@@ -76,6 +76,9 @@ func gather(q question, rds []*Readings, th Thresholds) gathered {
 				g.symptoms = append(g.symptoms, s)
 			}
 		}
+		for _, n := range standingNotes(rd, th) {
+			g.notes = appendUnique(g.notes, n)
+		}
 		for _, u := range unknownAge(rd) {
 			g.notes = appendUnique(g.notes, fmt.Sprintf("versions %s of %s: neither was deployed in the %s before the window, so triage cannot tell which is new and does not compare them (inferscope gate compares versions)",
 				u, rd.Model, dur(DeployLookback)))
@@ -165,6 +168,26 @@ func weigh(c *candidate, rd *Readings, leads map[string]decomp, top *decomp) {
 	case c.id == CauseQueue && cRose:
 		c.score *= offLead
 		c.summary += fmt.Sprintf(" (weighed down: compute rose too, %s → %s, and a slower service lengthens the queue)", msText(d.s.Compute.Before), msText(d.s.Compute.Now))
+	case d.lead == SegQueue && !cRose:
+		explainQueue(c, rd)
+	}
+}
+
+// explainQueue: under a queue-led change, traffic past surgeLine (and not moved from the
+// model's other instances) explains the queue: the surge is raised to a diagnosis and the queue
+// cause, its symptom, weighed down.
+func explainQueue(c *candidate, rd *Readings) {
+	r, ok := trafficExplainsQueue(rd, c.instance)
+	if !ok {
+		return
+	}
+	switch c.id {
+	case CauseTrafficSurge:
+		c.score = math.Max(c.score, 0.6+0.3*grade(r, surgeLine, 4))
+		c.summary += fmt.Sprintf("; the queue leads the change, and %.2f× the usual traffic explains it", r)
+	case CauseQueue:
+		c.score *= offLead
+		c.summary += fmt.Sprintf(" (weighed down: the instance receives %.2f× its usual traffic, which lengthens the queue)", r)
 	}
 }
 

@@ -108,6 +108,11 @@ type Readings struct {
 	// model and version labels).
 	Deploys     []Deploy
 	DeploysRead bool
+	// ModelQPS is the model's traffic over every instance that serves it (the selected version,
+	// when one is), read also when the question names an instance or a node; NaN where it was
+	// not read. More traffic on the instance asked about matched by less on the others is
+	// traffic moved from instances that lost capacity, not a surge.
+	ModelQPS Pair
 }
 
 // instance returns the readings of the named instance.
@@ -147,7 +152,7 @@ func runJobs(ctx context.Context, jobs []func(context.Context) error) error {
 // newReader prepares the grid and rate window of o (completed with defaults).
 func newReader(e *engine.Engine, o Options) *reader {
 	rd := &Readings{Model: o.Model, Version: o.Version, Instance: o.Instance, Node: o.node(), GPU: o.GPU,
-		Window: Span{o.From, o.To}, Before: Span{o.From.Add(-o.Before), o.From}, NetworkPerModel: !e.NetworkPerInstance()}
+		Window: Span{o.From, o.To}, Before: Span{o.From.Add(-o.Before), o.From}, NetworkPerModel: !e.NetworkPerInstance(), ModelQPS: nanPair()}
 	total := o.To.Sub(rd.Before.Start)
 	step := max(time.Minute, (total / 600).Truncate(time.Minute))
 	// A 5-minute rate window as the dashboards use; a short window (a restart's first minutes)
@@ -194,6 +199,9 @@ func Read(ctx context.Context, e *engine.Engine, o Options) (*Readings, error) {
 	if len(names) > 0 {
 		jobs = append(jobs, r.gpuJob(names), r.idleJob(names), r.hardwareJob(names), r.deployJob(names))
 		jobs = append(jobs, r.extraJobs()...)
+		if o.Instance != "" || rd.Node != "" {
+			jobs = append(jobs, r.modelTrafficJob())
+		}
 	}
 	say(2, fmt.Sprintf("latency, split, traffic, GPU, framework and hardware on %d instance(s)", len(names)))
 	if err := runJobs(ctx, jobs); err != nil {
@@ -288,6 +296,37 @@ func (r *reader) readInstances(ctx context.Context) ([]string, error) {
 			Confidence: nanPair(), Fallback: nanPair(), WaitingDeferred: nanPair(), KVCache: nanPair()})
 	}
 	return names, nil
+}
+
+// modelTrafficJob reads the model's traffic over all its instances, for a question that sees
+// only some of them.
+func (r *reader) modelTrafficJob() func(context.Context) error {
+	return func(ctx context.Context) error {
+		sel := r.sel(r.o.Model)
+		if r.o.Version != "" && r.verLbl != "" {
+			sel.Version = []string{r.o.Version}
+		}
+		res, err := r.run(ctx, engine.Throughput{Select: sel})
+		if err != nil {
+			r.notice(fmt.Sprintf("the model's traffic over all its instances is missing: %v", err))
+			return nil
+		}
+		total := Pair{}
+		n := 0
+		for _, s := range res.Series {
+			if p := r.pair(s, mean); finite(p.Before) && finite(p.Now) {
+				total.Before += p.Before
+				total.Now += p.Now
+				n++
+			}
+		}
+		if n > 0 {
+			r.mu.Lock()
+			r.rd.ModelQPS = total
+			r.mu.Unlock()
+		}
+		return nil
+	}
 }
 
 // addSubjects adds the subjects read: the selected version (or every version) on each

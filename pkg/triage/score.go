@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/pkg/alerting"
+	"github.com/inferscope/inferscope/pkg/derive"
 	"github.com/inferscope/inferscope/pkg/units"
 )
 
@@ -409,9 +410,18 @@ func trafficCause(rd *Readings, in *Instance, subj string, warm bool) (candidate
 // movedTraffic says whether the instance's extra traffic (against the hour before) is at least
 // half matched by less traffic on the model's other instances (an instance that stopped serving
 // counts as 0), and returns the others' change. A question that sees only part of the model (an
-// instance or a node) cannot tell.
+// instance or a node) reads the others from the model's traffic over all its instances; without
+// it, it cannot tell.
 func movedTraffic(rd *Readings, in *Instance) (bool, float64) {
-	if rd.Instance != "" || rd.Node != "" || len(rd.Instances) < 2 {
+	inc := in.QPS.Now - in.QPS.Before
+	if rd.Instance != "" || rd.Node != "" {
+		if !finite(rd.ModelQPS.Before) || !finite(rd.ModelQPS.Now) || !finite(inc) {
+			return false, math.NaN()
+		}
+		others := (rd.ModelQPS.Now - rd.ModelQPS.Before) - inc
+		return inc > 0 && others <= -0.5*inc, others
+	}
+	if len(rd.Instances) < 2 {
 		return false, math.NaN()
 	}
 	others := 0.0
@@ -425,8 +435,38 @@ func movedTraffic(rd *Readings, in *Instance) (bool, float64) {
 		}
 		others += now - o.QPS.Before
 	}
-	inc := in.QPS.Now - in.QPS.Before
 	return inc > 0 && others <= -0.5*inc, others
+}
+
+// trafficRatio is the instance's traffic against its reference (the 7-day same-time-of-day
+// mean, else the hour before), as the traffic cause reads it.
+func trafficRatio(in *Instance) float64 {
+	ref := in.QPSBaseline
+	if !(ref > 0) {
+		ref = in.QPS.Before
+	}
+	return ratio(in.QPS.Now, ref)
+}
+
+// surgeLine is the traffic against its usual level from which a surge explains a queue by
+// itself: an instance sized for its usual peak does not absorb twice its traffic. Below it a
+// queue that grew out of proportion with the traffic is the batching's or the concurrency's
+// (the queue cause), as the brief's batch client at 1.5× is.
+const surgeLine = 2
+
+// trafficExplainsQueue says whether the instance receives at least surgeLine × its usual
+// traffic, not moved from the model's other instances: the surge, not the queue it builds, is
+// then the cause.
+func trafficExplainsQueue(rd *Readings, instance string) (float64, bool) {
+	in := rd.instance(instance)
+	if in == nil {
+		return math.NaN(), false
+	}
+	r := trafficRatio(in)
+	if moved, _ := movedTraffic(rd, in); moved || !(r >= surgeLine) {
+		return r, false
+	}
+	return r, true
 }
 
 // modelTraffic is the model's QPS over all its instances in each window.
@@ -592,10 +632,39 @@ func warmupCause(rd *Readings, in *Instance) (candidate, bool) {
 		if v := deployWarmup(rd, in); v != "" {
 			c.score = 0.15
 			c.summary += fmt.Sprintf("; it is the warm-up of the deploy of %s: expected, nothing to act on", v)
+		} else if since, ok := outOfService(rd, in); ok {
+			c.score = math.Min(c.score, 0.3)
+			c.summary = fmt.Sprintf("%s has not been ready since %s, with no restart, reset or reappearance seen: out of service (its traffic goes to the model's other instances: lost capacity) or a reload that has not ended, not a warm-up to diagnose",
+				in.Name, since.Format("15:04"))
 		}
 		return c, true
 	}
 	return candidate{}, false
+}
+
+// notReadyOnly is the warm-up reason of a load state that says not ready, and nothing else.
+var notReadyOnly = derive.WarmNotReady.String()
+
+// outOfService says whether the instance's warm-up in the window is only its load state saying
+// not ready, up to the window's end: an instance that stopped serving, or one in a reload that
+// has not ended, not one seen coming up (a restart, a counter reset or a reappearance would say
+// so). It returns when the not-ready stretch began.
+func outOfService(rd *Readings, in *Instance) (time.Time, bool) {
+	var since time.Time
+	reachesEnd := false
+	for _, w := range in.Warmup {
+		if !w.End.After(rd.Window.Start) || !w.Start.Before(rd.Window.End) {
+			continue
+		}
+		if w.Reason != notReadyOnly {
+			return time.Time{}, false
+		}
+		if since.IsZero() || w.Start.Before(since) {
+			since = w.Start
+		}
+		reachesEnd = reachesEnd || !w.End.Before(rd.Window.End.Add(-time.Minute))
+	}
+	return since, reachesEnd
 }
 
 func versionText(v string) string {
@@ -860,7 +929,9 @@ func symptomsOf(rd *Readings, th Thresholds) []string {
 		} else if r := ratio(s.P95.Now, s.P95.Before); r >= th.LatencyWarn {
 			add(fmt.Sprintf("P95 %.1f× the hour before (%s)", r, who))
 		}
-		if s.Jitter.Now > th.Jitter {
+		if s.Jitter.Now > th.Jitter && !(s.Jitter.Before > th.Jitter && s.Jitter.Now < riseRatio*s.Jitter.Before) {
+			// A spread that stood past the line before (a generation server's P99/P50 follows its
+			// output lengths) is the service's shape, not a sign of the change.
 			add(fmt.Sprintf("jitter %.1f (%s)", s.Jitter.Now, who))
 		}
 		if s.ErrorRatio.Now > th.ErrorRatio {
@@ -872,11 +943,31 @@ func symptomsOf(rd *Readings, th Thresholds) []string {
 			if in.KVCache.Now > th.KVCacheWarn {
 				add(fmt.Sprintf("KV cache %.0f %% on %s", in.KVCache.Now*100, in.Name))
 			}
-		} else if in.GPUMem.Now > th.GPUMemWarn {
+		} else if in.GPUMem.Now > th.GPUMemWarn && !standingMemory(in, th) {
 			add(fmt.Sprintf("GPU memory %.0f %% on %s", in.GPUMem.Now*100, in.Node))
 		} else if in.GPUMemPeak > th.GPUMemCrit {
 			// A climb past the critical line in the window's last minutes barely moves its mean.
 			add(fmt.Sprintf("GPU memory peaked at %.0f %% on %s (%.0f %% on average in the window)", in.GPUMemPeak*100, in.Node, in.GPUMem.Now*100))
+		}
+	}
+	return out
+}
+
+// standingMemory: GPU memory above the warning line now that already stood there, at about the
+// same level, in the hour before (a server that sizes its KV cache to the card at start sits
+// there whatever the load). It is the node's standing state, said in a note, not a sign of the
+// change asked about; memory that rose past the line, or past the critical one, still is.
+func standingMemory(in Instance, th Thresholds) bool {
+	return in.GPUMem.Before > th.GPUMemWarn && in.GPUMem.Now <= th.GPUMemCrit && in.GPUMem.Now-in.GPUMem.Before < 0.02
+}
+
+// standingNotes say which nodes' GPU memory stood above the warning line before the window.
+func standingNotes(rd *Readings, th Thresholds) []string {
+	var out []string
+	for _, in := range rd.Instances {
+		if !finite(in.KVCache.Now) && in.GPUMem.Now > th.GPUMemWarn && standingMemory(in, th) {
+			out = append(out, fmt.Sprintf("GPU memory on %s stood above the %.0f %% warning line before the window too (%.1f %% in the hour before, %.1f %% now): the node's standing level, not a sign of this change (the GPU memory alert says it on its own)",
+				in.Node, th.GPUMemWarn*100, in.GPUMem.Before*100, in.GPUMem.Now*100))
 		}
 	}
 	return out

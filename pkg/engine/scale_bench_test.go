@@ -64,6 +64,9 @@ type wire struct {
 	maxIn    int
 	reqs     []recorded
 	answers  map[string]cannedAnswer
+	// dir, when set, is where each answer's copy is written for the canned run: on disk, so the
+	// copies do not count in the heap the first run measures.
+	dir string
 	// canned, while set, answers every request it holds at once, without Prometheus; misses
 	// counts those it did not hold (sent on to Prometheus).
 	canned map[string]cannedAnswer
@@ -78,7 +81,7 @@ type recorded struct {
 type cannedAnswer struct {
 	status int
 	ctype  string
-	body   []byte
+	path   string // the answer's bytes
 }
 
 func wireKey(r *http.Request, body []byte) string {
@@ -95,8 +98,12 @@ func (w *wire) RoundTrip(r *http.Request) (*http.Response, error) {
 	w.mu.Lock()
 	if a, ok := w.canned[key]; ok {
 		w.mu.Unlock()
+		b, err := os.ReadFile(a.path)
+		if err != nil {
+			return nil, err
+		}
 		return &http.Response{StatusCode: a.status, Status: http.StatusText(a.status), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-			Header: http.Header{"Content-Type": {a.ctype}}, Body: io.NopCloser(bytes.NewReader(a.body)), ContentLength: int64(len(a.body)), Request: r}, nil
+			Header: http.Header{"Content-Type": {a.ctype}}, Body: io.NopCloser(bytes.NewReader(b)), ContentLength: int64(len(b)), Request: r}, nil
 	}
 	if w.canned != nil {
 		w.misses++
@@ -116,37 +123,55 @@ func (w *wire) RoundTrip(r *http.Request) (*http.Response, error) {
 		w.mu.Unlock()
 	}
 	if err == nil && rec {
-		resp.Body = &countingBody{ReadCloser: resp.Body, w: w, key: key, status: resp.StatusCode, ctype: resp.Header.Get("Content-Type")}
+		cb := &countingBody{ReadCloser: resp.Body, w: w, key: key, status: resp.StatusCode, ctype: resp.Header.Get("Content-Type")}
+		if w.dir != "" {
+			cb.copy, _ = os.CreateTemp(w.dir, "answer-*")
+		}
+		resp.Body = cb
 	}
 	return resp, err
 }
 
-// countingBody counts an answer's bytes as the engine reads them, and keeps a copy that is
-// stored, once read to its end, for the canned run.
+// countingBody counts an answer's bytes as the engine reads them, and writes a copy (when the
+// wire has a dir) that is kept, once read to its end, for the canned run.
 type countingBody struct {
 	io.ReadCloser
 	w      *wire
 	key    string
 	status int
 	ctype  string
-	copy   bytes.Buffer
+	copy   *os.File
 	done   bool
 }
 
 func (c *countingBody) Read(p []byte) (int, error) {
 	n, err := c.ReadCloser.Read(p)
-	c.copy.Write(p[:n])
+	if c.copy != nil && n > 0 {
+		if _, werr := c.copy.Write(p[:n]); werr != nil {
+			c.copy.Close()
+			c.copy = nil
+		}
+	}
 	c.w.mu.Lock()
 	c.w.bytes += int64(n)
-	if err == io.EOF && !c.done {
+	if err == io.EOF && !c.done && c.copy != nil {
 		c.done = true
-		if c.w.answers == nil {
-			c.w.answers = map[string]cannedAnswer{}
+		if c.copy.Close() == nil {
+			if c.w.answers == nil {
+				c.w.answers = map[string]cannedAnswer{}
+			}
+			c.w.answers[c.key] = cannedAnswer{c.status, c.ctype, c.copy.Name()}
 		}
-		c.w.answers[c.key] = cannedAnswer{c.status, c.ctype, bytes.Clone(c.copy.Bytes())}
 	}
 	c.w.mu.Unlock()
 	return n, err
+}
+
+func (c *countingBody) Close() error {
+	if c.copy != nil && !c.done {
+		c.copy.Close()
+	}
+	return c.ReadCloser.Close()
 }
 
 func (w *wire) start() {
@@ -162,8 +187,8 @@ func (w *wire) stop() (trips int, bytes int64, maxIn int, reqs []recorded) {
 	return w.trips, w.bytes, w.maxIn, w.reqs
 }
 
-// cannedRun runs fn with every answer recorded by the last start/stop served at once from
-// memory: the engine's own work (decoding, aligning, deriving) without the store's. It returns
+// cannedRun runs fn with every answer recorded by the last start/stop served at once (read
+// from its copy, no store): the engine's own work (decoding, aligning, deriving) without the store's. It returns
 // the wall time and how many requests were not among the recorded ones.
 func (w *wire) cannedRun(fn func() error) (time.Duration, int, error) {
 	w.mu.Lock()
@@ -177,6 +202,9 @@ func (w *wire) cannedRun(fn func() error) (time.Duration, int, error) {
 	wall := time.Since(t0)
 	w.mu.Lock()
 	misses := w.misses
+	for _, a := range w.canned {
+		os.Remove(a.path)
+	}
 	w.canned, w.answers = nil, nil
 	w.mu.Unlock()
 	return wall, misses, err
@@ -394,7 +422,7 @@ func benchScale(b *testing.B, factor int) {
 	// The query timeout is raised so the raw PromQL sent alone finishes at 100× too (a benchmark
 	// measures the cost; the 2-minute default is a limit of its own, docs/stores.md).
 	srv := promtest.Start(b, promtest.Options{DataDir: dir, ExtraArgs: benchPromArgs()})
-	w := &wire{}
+	w := &wire{dir: b.TempDir()}
 	c, err := prom.New(srv.URL, &http.Client{Transport: w}, prom.MaxAnswerBytes(1<<30))
 	if err != nil {
 		b.Fatal(err)

@@ -382,10 +382,7 @@ func warmHalf(warm bool) float64 {
 // the daily curve).
 func trafficCause(rd *Readings, in *Instance, subj string, warm bool) (candidate, bool) {
 	half := warmHalf(warm)
-	ref, refName := in.QPSBaseline, "its 7-day same-time-of-day mean"
-	if !(ref > 0) {
-		ref, refName = in.QPS.Before, "the hour before"
-	}
+	ref, refName := trafficRef(in)
 	if r := ratio(in.QPS.Now, ref); finite(r) {
 		c := candidate{id: CauseTrafficSurge, instance: in.Name, score: 0.85 * grade(r, 1.25, 2) * half,
 			summary: fmt.Sprintf("%s on %s receives %.2f× %s (%s vs %s)", subj, in.Name, r, refName, rateText(in.QPS.Now), rateText(ref)),
@@ -438,13 +435,18 @@ func movedTraffic(rd *Readings, in *Instance) (bool, float64) {
 	return inc > 0 && others <= -0.5*inc, others
 }
 
-// trafficRatio is the instance's traffic against its reference (the 7-day same-time-of-day
-// mean, else the hour before), as the traffic cause reads it.
-func trafficRatio(in *Instance) float64 {
-	ref := in.QPSBaseline
-	if !(ref > 0) {
-		ref = in.QPS.Before
+// trafficRef is the instance's usual traffic and what it is: the 7-day same-time-of-day mean,
+// else the hour before.
+func trafficRef(in *Instance) (float64, string) {
+	if in.QPSBaseline > 0 {
+		return in.QPSBaseline, "its 7-day same-time-of-day mean"
 	}
+	return in.QPS.Before, "the hour before"
+}
+
+// trafficRatio is the instance's traffic against its usual traffic, as the traffic cause reads it.
+func trafficRatio(in *Instance) float64 {
+	ref, _ := trafficRef(in)
 	return ratio(in.QPS.Now, ref)
 }
 

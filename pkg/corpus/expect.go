@@ -50,6 +50,18 @@ func Expected(k testbed.CaseKind) []string {
 	return nil
 }
 
+// Acceptable is the set of acceptable first causes of one case: its kind's, and for a GPU
+// idle that reports an XID also the hardware cause. Asked at that XID (its alert fires at the
+// event; the idleness shows only minutes later) the event is all there is to see, and it is
+// part of the case's truth: naming it is right, not a wrong cause.
+func Acceptable(c testbed.Case) []string {
+	out := Expected(c.Kind)
+	if c.Kind == testbed.CaseGPUIdle && c.XID() != 0 {
+		out = append(out, triage.CauseHardware)
+	}
+	return out
+}
+
 // Harmful reports whether a kind is an incident the catalog must catch (not a control, not a
 // warm-up: warm-ups are recorded, never alerted on).
 func Harmful(k testbed.CaseKind) bool { return !k.Control() && k != testbed.CaseWarmup }

@@ -50,7 +50,10 @@ type Outcome struct {
 	Question triage.Options
 	Verdict  triage.Verdict
 	Causes   []string
-	Err      string
+	// CauseModel is the model the first cause names ("" for one that names none: a node's
+	// hardware); a node question's causes can name any model served there.
+	CauseModel string
+	Err        string
 	// Judgement: exactly one of Top1, Wrong, NoDirection, Missed is true for a harmful case
 	// (Missed: verdict healthy); a control is Top1 when it reads healthy (a warm-up: healthy or
 	// warmup first) and Wrong otherwise.
@@ -80,7 +83,9 @@ func Replay(ctx context.Context, e *engine.Engine, s *testbed.Scenario, only fun
 		return nil, nil, err
 	}
 	var notifying []string // only P0 and P1 are sent: the P2s need no replay
+	scopes := map[string]alerting.Scope{}
 	for _, r := range catalog {
+		scopes[r.ID] = r.Scope
 		if r.Severity == alerting.P0 || r.Severity == alerting.P1 {
 			notifying = append(notifying, r.ID)
 		}
@@ -104,7 +109,7 @@ func Replay(ctx context.Context, e *engine.Engine, s *testbed.Scenario, only fun
 	var out []Outcome
 	for i, c := range cases {
 		o := judgeAlerts(c, bt, s)
-		o.Question = question(c, o, s)
+		o.Question = question(c, o, s, scopes[o.Rule])
 		rep, err := triage.Diagnose(ctx, e, o.Question)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -115,6 +120,9 @@ func Replay(ctx context.Context, e *engine.Engine, s *testbed.Scenario, only fun
 			o.Verdict = rep.Verdict
 			for _, cz := range rep.Causes {
 				o.Causes = append(o.Causes, cz.ID)
+			}
+			if len(rep.Causes) > 0 {
+				o.CauseModel = rep.Causes[0].Model
 			}
 		}
 		judge(&o)
@@ -266,16 +274,23 @@ func concerns(c testbed.Case, labels map[string]string, s *testbed.Scenario) boo
 	return true
 }
 
-// question is what the on-call engineer asks: the case's model over the default 15-minute
-// window ending when the first P0/P1 fires, on the instance it names (an inference instance);
-// without an alert at onset + UncaughtAsk; a control at onset + ControlAsk.
-func question(c testbed.Case, o Outcome, s *testbed.Scenario) triage.Options {
+// question is what the on-call engineer asks: what the first P0/P1's triage link opens, over the
+// default 15-minute window ending when it fires — a service alert's model (and the inference
+// instance its labels name), a GPU alert's node and GPU (its link names no model: GPU series
+// carry none); without an alert the case's model at onset + UncaughtAsk; a control at onset +
+// ControlAsk.
+func question(c testbed.Case, o Outcome, s *testbed.Scenario, scope alerting.Scope) triage.Options {
 	q := triage.Options{Model: c.Model}
 	switch {
 	case c.Kind == testbed.CaseWarmup:
 		q.To = c.Onset.Add(UncaughtAsk)
 	case c.Kind.Control():
 		q.To = c.Onset.Add(ControlAsk)
+	case o.Alert != nil && scope == alerting.ScopeGPU && gpuSubject(o.Alert.Labels) != [2]string{}:
+		q.To = o.Alert.Start
+		q.Model = ""
+		sub := gpuSubject(o.Alert.Labels)
+		q.Node, q.GPU = sub[0], sub[1]
 	case o.Alert != nil:
 		q.To = o.Alert.Start
 		for _, v := range o.Alert.Labels {
@@ -288,6 +303,16 @@ func question(c testbed.Case, o Outcome, s *testbed.Scenario) triage.Options {
 	}
 	q.From = q.To.Add(-triage.DefaultWindow)
 	return q
+}
+
+// gpuSubject is the node and GPU a GPU alert's labels name, as its triage link carries them;
+// empty when either is missing.
+func gpuSubject(labels map[string]string) [2]string {
+	node, gpu := labels[alerting.NodeOutLabel], labels[alerting.GPULabel]
+	if node == "" || gpu == "" {
+		return [2]string{}
+	}
+	return [2]string{node, gpu}
 }
 
 // judge scores the answer against the contract's set.
@@ -307,7 +332,9 @@ func judge(o *Outcome) {
 		o.NoDirection = true
 	case o.Verdict == triage.Healthy:
 		o.Missed = true
-	case slices.Contains(Expected(k), first):
+	case o.CauseModel != "" && o.CauseModel != o.Case.Model:
+		o.Wrong = true // a cause of another model served on the node
+	case slices.Contains(Acceptable(o.Case), first):
 		o.Top1 = true
 	default:
 		o.Wrong = true

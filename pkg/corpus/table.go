@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/pkg/testbed"
+	"github.com/inferscope/inferscope/pkg/triage"
 )
 
 // Row is one kind's figures.
@@ -139,10 +140,18 @@ func WriteCases(w io.Writer, outs []Outcome) {
 			mark = "missed"
 		}
 		fmt.Fprintf(w, "%s %-26s L%d %-13s %-12s %s | %s | asked %s %s → %s %v %s | notified %d %v\n", o.Case.ID, o.Case.Kind, o.Case.Level,
-			o.Case.Model, o.Case.Instance, o.Case.Onset.Format("01-02 15:04"), alert, o.Question.Instance, o.Question.To.Format("15:04:05"),
+			o.Case.Model, o.Case.Instance, o.Case.Onset.Format("01-02 15:04"), alert, asked(o.Question), o.Question.To.Format("15:04:05"),
 			o.Verdict, o.Causes, mark, o.Notifications, o.NotifiedBy)
 		if o.Err != "" {
 			fmt.Fprintf(w, "    error: %s\n", o.Err)
 		}
 	}
+}
+
+// asked names the subject a question narrowed to: its instance, or a GPU alert's node and GPU.
+func asked(q triage.Options) string {
+	if q.Node != "" {
+		return q.Node + " GPU " + q.GPU
+	}
+	return q.Instance
 }

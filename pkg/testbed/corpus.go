@@ -143,6 +143,18 @@ type Case struct {
 // Node is the case's node ("node-a").
 func (c Case) Node() string { return Node(c.Instance) }
 
+// XID is the XID code the case's GPU reports at onset (an XID case, a GPU idle that reports
+// one); 0 when it reports none.
+func (c Case) XID() uint64 {
+	switch {
+	case c.Kind == CaseXID:
+		return c.p.xid
+	case c.Kind == CaseGPUIdle && c.p.idleXID:
+		return 43
+	}
+	return 0
+}
+
 // caseParams are the numbers behind a case's effect (see corpusEffect).
 type caseParams struct {
 	traffic      float64 // traffic multiplier of the subject stream(s)

@@ -387,3 +387,37 @@ func TestScoreStandingJitterIsNotASymptom(t *testing.T) {
 		t.Errorf("jitter that rose past the line reads healthy: %s", r.Summary)
 	}
 }
+
+// TestScoreLostCapacity: an instance that stopped serving (not ready to the window's end, no
+// restart) whose traffic the model's other instance took over is lost capacity, the queue
+// cause, diagnosed even before the survivor's latency moves; the same instance whose traffic
+// went nowhere is only a candidate (requests failing, or the demand gone with it).
+func TestScoreLostCapacity(t *testing.T) {
+	rd := readings("", nil)
+	rd.Instances[1].Warmup = []Warmup{{Start: tFrom.Add(10 * time.Minute), End: tEnd, Reason: "model not ready"}}
+	rd.Instances[1].QPS.Now, rd.Subjects[1].QPS.Now = 67, math.NaN()
+	rd.Instances[0].QPS.Now, rd.Subjects[0].QPS.Now = 133, 133
+	r := Score(rd, DefaultThresholds())
+	t.Logf("%s: %s", r.Verdict, causeList(&r))
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseQueue || r.Causes[0].Instance != "node-b:8000" ||
+		!strings.Contains(r.Causes[0].Summary, "lost capacity") {
+		t.Fatalf("lost capacity: %s %s (%s)", r.Verdict, causeList(&r), r.Summary)
+	}
+	for _, c := range r.Causes {
+		if c.ID == CauseTrafficSurge && c.Score >= DefaultThresholds().DiagnosedScore {
+			t.Errorf("the traffic taken over reads as a surge: %s", c.Summary)
+		}
+	}
+	rd.Subjects[0].Queue.Now = 0.0036 * 3
+	if r2 := Score(rd, DefaultThresholds()); r2.Causes[0].ID != CauseQueue || !(r2.Causes[0].Score > r.Causes[0].Score) {
+		t.Errorf("the survivor's queue tripled and lost capacity did not grow surer: %s", causeList(&r2))
+	}
+
+	rd = readings("", nil)
+	rd.Instances[1].Warmup = []Warmup{{Start: tFrom.Add(10 * time.Minute), End: tEnd, Reason: "model not ready"}}
+	rd.Instances[1].QPS.Now, rd.Subjects[1].QPS.Now = 67, math.NaN()
+	r = Score(rd, DefaultThresholds())
+	if r.Verdict == Diagnosed && r.Causes[0].ID == CauseQueue {
+		t.Errorf("traffic that did not move diagnosed as lost capacity: %s", r.Summary)
+	}
+}

@@ -303,7 +303,7 @@ func notMeasured(rds []*Readings) []string {
 	}
 	out = append(out,
 		"server overhead: the split has no segment for time outside queue and compute",
-		"ready instances and batch size: lost capacity is seen through the queue only",
+		"batch size: a batching change is seen through the queue only (an instance that stops serving, through its load state where the server exports one)",
 		"co-tenants: GPU series carry no model, so another model's load on the same GPU is not read")
 	return out
 }

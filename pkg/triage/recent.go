@@ -47,6 +47,16 @@ type RecentChange struct {
 	Covers float64 `json:"covers"`
 	// Points counts the points past the line: one is a change too recent to attribute safely.
 	Points int `json:"points"`
+	// Signal is the series the change was seen in when it is not the time per request: "P95".
+	Signal string `json:"signal,omitempty"`
+}
+
+// what names the series a change was seen in.
+func (rc *RecentChange) what() string {
+	if rc.Signal != "" {
+		return rc.Signal
+	}
+	return "time per request"
 }
 
 // recentChange finds, in one subject's series, the trailing run of points past the segment
@@ -97,6 +107,9 @@ func recentSpan(at time.Time, step time.Duration, from, to time.Time) Span {
 
 // findRecent reads the split per version and instance with the short rate window and returns
 // the strongest recent change of any subject (the highest ratio to its level), nil if none.
+// Where no subject's time per request stepped, it looks at their P95 the same way: a change
+// confined to a share of the requests (one client's long inputs, one GPU of several) lifts the
+// P95 the latency rules read well before it lifts the mean.
 func findRecent(ctx context.Context, e *engine.Engine, o Options) (*RecentChange, time.Duration, int, error) {
 	r := newReader(e, o)
 	r.rng.Start = o.From.Add(-o.To.Sub(o.From) * (recentLevelFactor - 1))
@@ -113,6 +126,20 @@ func findRecent(ctx context.Context, e *engine.Engine, o Options) (*RecentChange
 		return nil, 0, r.rd.Queries, err
 	}
 	total, keys := r.subjectTimes(res.Series)
+	if best := strongestChange(total, keys, o, ""); best != nil {
+		return best, r.rng.MinStep, r.rd.Queries, nil
+	}
+	res, err = r.run(ctx, engine.Latency{Select: sel, Quantiles: []float64{0.95}, By: engine.ByInstance})
+	if err != nil {
+		return nil, 0, r.rd.Queries, err
+	}
+	total, keys = r.subjectSeries(res.Series, "p95")
+	return strongestChange(total, keys, o, "P95"), r.rng.MinStep, r.rd.Queries, nil
+}
+
+// strongestChange is the recent change of the subject whose points rose most against their
+// level, nil if none; signal names the series ("" for the time per request).
+func strongestChange(total map[string]*engine.Series, keys []string, o Options, signal string) *RecentChange {
 	var best *RecentChange
 	for _, k := range keys {
 		at, level, now, n, ok := recentChange(total[k].T, total[k].V, o.From, o.To)
@@ -120,10 +147,10 @@ func findRecent(ctx context.Context, e *engine.Engine, o Options) (*RecentChange
 			continue
 		}
 		if best == nil || now/level > best.Now/best.Level {
-			best = &RecentChange{At: at, Where: k, Level: level, Now: now, Points: n}
+			best = &RecentChange{At: at, Where: k, Level: level, Now: now, Points: n, Signal: signal}
 		}
 	}
-	return best, r.rng.MinStep, r.rd.Queries, nil
+	return best
 }
 
 // diagnoseShort triages a window up to LongWindow: where a subject's time stepped away from its
@@ -190,12 +217,12 @@ func settleRecent(rep *Report, rc *RecentChange) {
 		what = "no candidate"
 	}
 	rep.Verdict, rep.Confidence = NoDirection, "low"
-	rep.Summary = fmt.Sprintf("Too recent to attribute: the time per request of %s stepped from %s to %s at %s, one point before the window's end; the readings after it still hold the minutes before it (a %s rate window), so the causes cannot be told apart yet (%s): ask again in a few minutes",
-		rc.Where, msText(rc.Level), msText(rc.Now), rc.At.Format("15:04"), dur(recentRate), what)
+	rep.Summary = fmt.Sprintf("Too recent to attribute: the %s of %s stepped from %s to %s at %s, one point before the window's end; the readings after it still hold the minutes before it (a %s rate window), so the causes cannot be told apart yet (%s): ask again in a few minutes",
+		rc.what(), rc.Where, msText(rc.Level), msText(rc.Now), rc.At.Format("15:04"), dur(recentRate), what)
 }
 
 // recentNotice says what was compared when a change point narrowed the window.
 func recentNotice(rc *RecentChange, w Window) string {
-	return fmt.Sprintf("change point at %s: the time per request of %s stepped from %s to %s; the last %s of the %s window (%.0f %%) are compared with the hour before %s",
-		rc.At.Format("15:04"), rc.Where, msText(rc.Level), msText(rc.Now), w.Duration, rc.Asked.Duration, rc.Covers*100, w.Start.Format("15:04"))
+	return fmt.Sprintf("change point at %s: the %s of %s stepped from %s to %s; the last %s of the %s window (%.0f %%) are compared with the hour before %s",
+		rc.At.Format("15:04"), rc.what(), rc.Where, msText(rc.Level), msText(rc.Now), w.Duration, rc.Asked.Duration, rc.Covers*100, w.Start.Format("15:04"))
 }

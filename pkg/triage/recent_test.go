@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/inferscope/inferscope/pkg/engine"
 )
 
 // series builds a one-minute grid ending at `to` from the values, oldest first.
@@ -186,5 +188,27 @@ func TestScoreMemoryPeakIsASymptom(t *testing.T) {
 	}
 	if r := Score(readings("", func(s *Subject, in *Instance) { in.GPUMemPeak = 0.9 }), DefaultThresholds()); r.Verdict != Healthy {
 		t.Errorf("a peak under the critical line: %s: %s", r.Verdict, r.Summary)
+	}
+}
+
+// TestStrongestChangeNamesItsSignal: of the subjects whose series stepped, the one that rose
+// most is the change, and a change seen in the P95 says so in the notice.
+func TestStrongestChangeNamesItsSignal(t *testing.T) {
+	to := time.Date(2026, 11, 23, 4, 15, 0, 0, time.UTC)
+	o := Options{From: to.Add(-15 * time.Minute), To: to}
+	a, av := series(to, append(flat(27, 0.040), 0.07, 0.07, 0.07)...)
+	b, bv := series(to, append(flat(27, 0.040), 0.12, 0.12, 0.12)...)
+	c, cv := series(to, flat(30, 0.040)...)
+	total := map[string]*engine.Series{"m v1 on a": {T: a, V: av}, "m v1 on b": {T: b, V: bv}, "m v1 on c": {T: c, V: cv}}
+	rc := strongestChange(total, []string{"m v1 on a", "m v1 on b", "m v1 on c"}, o, "P95")
+	if rc == nil || rc.Where != "m v1 on b" || rc.Signal != "P95" || rc.Points != 3 {
+		t.Fatalf("change %+v", rc)
+	}
+	rc.Asked = newWindow(o.From, o.To)
+	if n := recentNotice(rc, newWindow(rc.At.Add(-time.Minute), to)); !strings.Contains(n, "the P95 of m v1 on b stepped from 40.0 ms to 120.0 ms") {
+		t.Errorf("notice %q", n)
+	}
+	if strongestChange(map[string]*engine.Series{"m v1 on c": {T: c, V: cv}}, []string{"m v1 on c"}, o, "") != nil {
+		t.Error("a flat series has a change")
 	}
 }

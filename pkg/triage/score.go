@@ -367,7 +367,60 @@ func instanceCauses(rd *Readings, in *Instance, th Thresholds) []candidate {
 	add(frameworkCause(in, th, warm))
 	add(inputShiftCause(in))
 	add(warmupCause(rd, in))
+	add(lostCapacityCause(rd, in))
 	return out
+}
+
+// lostCapacityCause: an instance out of service (outOfService) that served the model in the
+// hour before, whose traffic the model's other instances took over (they gained at least half of
+// what it stopped serving). The model then runs on fewer instances: the queue on the others is
+// the consequence, and restoring the instance (or adding one) the remedy, whether or not their
+// latency has moved yet. Where the traffic did not move, the requests may be failing or the
+// demand went away with it: a candidate only.
+func lostCapacityCause(rd *Readings, in *Instance) (candidate, bool) {
+	since, ok := outOfService(rd, in)
+	lost := in.QPS.Before - math.Max(0, nanZero(in.QPS.Now))
+	if !ok || !(in.QPS.Before > 0) || !(lost > 0) {
+		return candidate{}, false
+	}
+	others := othersTraffic(rd, in)
+	moved := others.Now-others.Before >= 0.5*lost
+	c := candidate{id: CauseQueue, instance: in.Name, score: 0.3,
+		summary: fmt.Sprintf("%s has not been ready since %s with no restart seen: it stopped serving %s (%s vs %s in the hour before)",
+			in.Name, since.Format("15:04"), subjectText(rd.Model, rd.Version), rateText(nanZero(in.QPS.Now)), rateText(in.QPS.Before)),
+		evidence: []Evidence{ev("requests per second on "+in.Name, "reqps", in.QPS, "not ready since "+since.Format("15:04")),
+			ev("requests per second on the model's other instances", "reqps", others, "")}}
+	if !moved {
+		c.summary += "; its traffic did not move to the model's other instances (requests failing, or the demand went with it)"
+		return c, true
+	}
+	qr := 0.0
+	for _, s := range rd.Subjects {
+		if s.Instance != in.Name && selected(rd, s) {
+			qr = math.Max(qr, nanZero(ratio(s.Queue.Now, s.Queue.Before)))
+		}
+	}
+	c.score = 0.6 + 0.3*grade(qr, riseRatio, 4)
+	c.summary += fmt.Sprintf("; the model's other instances took its traffic (%s vs %s): lost capacity, and their queue grows with it (up to %.2f× the hour before)",
+		rateText(others.Now), rateText(others.Before), qr)
+	return c, true
+}
+
+// othersTraffic is the model's traffic on its instances other than in: from the model's
+// traffic over all its instances where the question reads part of the model, else the sum of
+// the others read.
+func othersTraffic(rd *Readings, in *Instance) Pair {
+	if rd.Instance != "" || rd.Node != "" {
+		return Pair{rd.ModelQPS.Before - in.QPS.Before, rd.ModelQPS.Now - nanZero(in.QPS.Now)}
+	}
+	var p Pair
+	for _, o := range rd.Instances {
+		if o.Name != in.Name && finite(o.QPS.Before) && finite(o.QPS.Now) {
+			p.Before += o.QPS.Before
+			p.Now += o.QPS.Now
+		}
+	}
+	return p
 }
 
 // warmHalf halves the scores of causes a warm-up can mimic while the instance warms up.
@@ -802,6 +855,12 @@ func computeCauses(rd *Readings, s Subject, in *Instance, th Thresholds, half fl
 				c.summary = fmt.Sprintf("the KV cache of %s is near full (%.1f %%, %.1f %% in the hour before) and %.1f %% of the requests are preempted (%.1f %% before): compute time of %s is %s (%.1f× the hour before)",
 					in.Name, in.KVCache.Now*100, in.KVCache.Before*100, in.Preemption.Now*100, in.Preemption.Before*100, who, msText(s.Compute.Now), cr)
 				c.evidence = append(c.evidence, ev("preemptions per request", "percentunit", in.Preemption, fmt.Sprintf("line: +%.1f points", preemptLine*100)))
+			} else {
+				// A pre-allocated KV cache fills with the sequences in flight: when compute slows,
+				// each request holds its blocks longer and usage climbs. Without preemptions the
+				// full cache slows nothing by itself, so it does not explain the compute rise.
+				c.score = math.Min(c.score, kvNoPreemptCap)
+				c.summary += "; no request is preempted, so the full KV cache may as well follow the slower requests (each holds its blocks longer) as cause them"
 			}
 		}
 		if phase != "" {
@@ -828,6 +887,10 @@ func computeCauses(rd *Readings, s Subject, in *Instance, th Thresholds, half fl
 
 // preemptLine: preemptions per request rising by this much (0.2 points) is past noise.
 const preemptLine = 0.002
+
+// kvNoPreemptCap keeps a KV cache near full without preemptions under the diagnosis line: a
+// candidate beside "compute", not its explanation.
+const kvNoPreemptCap = 0.45
 
 // flatSignals says which compute signals were read and stayed in line, and which were not read.
 func flatSignals(rd *Readings, in *Instance, mp pressure) string {

@@ -28,11 +28,14 @@ func TestScoreVLLMReadings(t *testing.T) {
 		contains []string
 	}{
 		{"pre-allocated memory is healthy", nil, Healthy, "", nil},
-		{"decode grows with the KV cache full", func(s *Subject, in *Instance) {
+		// The KV cache full without preemptions: a pre-allocated cache fills with the requests in
+		// flight, which a slower compute keeps longer; it does not explain the rise, so the
+		// compute segment's own diagnosis leads (the full cache stays a candidate).
+		{"decode grows with the KV cache full, nothing preempted", func(s *Subject, in *Instance) {
 			s.Compute.Now, s.Prefill.Now, s.Decode.Now = 0.055, 0.0037, 0.0513
 			in.KVCache.Now = 0.97
 			s.P95.Now, s.BaselineRatio = 0.3, 12
-		}, Diagnosed, CauseComputeMemory, []string{"KV cache of node-a:8000 at 97.0 %", "decode grew", "prefill stays"}},
+		}, Diagnosed, CauseCompute, []string{"decode grew", "prefill stays"}},
 		// Compute rising with memory calm is the compute segment's diagnosis, "compute" (as for
 		// every server); it names the phase.
 		{"prefill grows", func(s *Subject, in *Instance) {
@@ -82,6 +85,11 @@ func TestScoreVLLMReadings(t *testing.T) {
 			for _, want := range c.contains {
 				if !strings.Contains(r.Causes[0].Summary, want) {
 					t.Errorf("summary %q lacks %q", r.Causes[0].Summary, want)
+				}
+			}
+			for _, x := range r.Causes {
+				if x.ID == CauseComputeMemory && x.Score >= th.DiagnosedScore && strings.Contains(c.name, "nothing preempted") {
+					t.Errorf("a KV cache full without preemptions diagnosed as memory pressure: %s", x.Summary)
 				}
 			}
 		})

@@ -198,10 +198,21 @@ func diagnoseLong(ctx context.Context, e *engine.Engine, o Options) (*Report, er
 // subjectTimes adds each subject's (version on instance) queue, compute and network series into
 // its time per request, keyed and sorted by the subject's name.
 func (r *reader) subjectTimes(series []engine.Series) (map[string]*engine.Series, []string) {
+	return r.subjectSum(series, "queue", "compute", "network")
+}
+
+// subjectSeries is one series per subject of the type's series named name.
+func (r *reader) subjectSeries(series []engine.Series, name string) (map[string]*engine.Series, []string) {
+	return r.subjectSum(series, name)
+}
+
+// subjectSum adds, per subject (model version on instance), the series named in names; a point
+// missing from any but "network" is missing from the sum.
+func (r *reader) subjectSum(series []engine.Series, names ...string) (map[string]*engine.Series, []string) {
 	total := map[string]*engine.Series{}
 	var keys []string
 	for _, s := range series {
-		if s.Name != "queue" && s.Name != "compute" && s.Name != "network" {
+		if !slices.Contains(names, s.Name) {
 			continue
 		}
 		in := s.Labels[r.instLbl]

@@ -138,14 +138,16 @@ export interface TriageAnswer {
   change?: TriageRecentChange;
 }
 
-/** Where the subject's time per request stepped up inside the window asked about. */
+/** Where the subject's time per request (or its P95) stepped up inside the window asked about. */
 export interface TriageRecentChange {
   at: string;
   /** The subject that changed (model version on instance). */
   where: string;
-  /** Time per request before and after, in seconds. */
+  /** The series before and after, in seconds: the time per request, or the P95 where `signal` says so. */
   level: number;
   now: number;
+  /** "P95" when the change was seen in the P95 and not in the time per request. */
+  signal?: string;
   /** The window asked about, and the share of it the compared part covers (0-1). */
   asked: TriageWindow;
   covers: number;
@@ -222,6 +224,7 @@ export function parseTriage(data: unknown): TriageAnswer {
     typeof c.at === 'string' &&
     typeof c.level === 'number' &&
     typeof c.now === 'number' &&
+    (c.signal === undefined || typeof c.signal === 'string') &&
     isObject(c.asked)
       ? c
       : undefined;

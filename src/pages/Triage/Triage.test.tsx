@@ -331,6 +331,26 @@ describe('Triage page', () => {
     );
   });
 
+  test('a change point seen in the P95 says so', async () => {
+    const narrowed = {
+      ...answer,
+      change: {
+        at: '2026-11-23T04:11:00Z',
+        where: 'recsys-ranker v1.4.0 on node-b:8000',
+        level: 0.04,
+        now: 0.08,
+        signal: 'P95',
+        asked: { start: '2026-11-23T04:00:00Z', end: '2026-11-23T04:15:00Z', duration: '15m' },
+        covers: 0.3333,
+        points: 4,
+      },
+    };
+    renderAt(alertLink(start, end), { [URL]: { status: 200, body: narrowed } });
+    expect(await screen.findByTestId(triageTestIds.change)).toHaveTextContent(
+      'in recsys-ranker v1.4.0 on node-b:8000: the P95 stepped from 40 ms to 80 ms.'
+    );
+  });
+
   test('an answer without a change point, or with a malformed one, shows none', async () => {
     renderAt(alertLink(start, end), { [URL]: { status: 200, body: { ...answer, change: { at: 7 } } } });
     await screen.findByTestId(triageTestIds.verdict);

@@ -177,7 +177,7 @@ function TriageResult({ answer }: { answer: TriageAnswer }) {
           </p>
           {answer.change && (
             <p className={s.hint} data-testid={triageTestIds.change}>
-              Change point at {formatTime(answer.change.at)} in {answer.change.where}: the time per request stepped from{' '}
+              Change point at {formatTime(answer.change.at)} in {answer.change.where}: the {answer.change.signal ?? 'time per request'} stepped from{' '}
               {formatValue(answer.change.level, 's')} to {formatValue(answer.change.now, 's')}. Only the part after it (
               {Math.round(answer.change.covers * 100)} % of the {answer.change.asked.duration} asked about) is compared.
             </p>

@@ -6,8 +6,10 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/pkg/engine"
+	"github.com/inferscope/inferscope/pkg/profile"
 	"github.com/inferscope/inferscope/pkg/prom"
 	"github.com/inferscope/inferscope/pkg/testbed"
+	"github.com/inferscope/inferscope/pkg/testbed/expo"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
 )
 
@@ -28,7 +30,11 @@ func startFleet(tb testing.TB, server string, cases []testbed.Case) (*engine.Eng
 	if err != nil {
 		tb.Fatal(err)
 	}
-	e, err := engine.New(context.Background(), engine.Config{Prom: client, Profile: server, WarmupWindow: 2 * time.Minute})
+	// The TGI fleet's routers carry the model label their scrape configuration adds (TGI labels
+	// nothing with its model): the engine is told so, as a user of that fleet configures it;
+	// without it every TGI question reads the five models' traffic as one.
+	e, err := engine.New(context.Background(), engine.Config{Prom: client, Profile: server, WarmupWindow: 2 * time.Minute,
+		PerProfile: map[string]profile.Labels{"tgi": {Model: expo.TGIModelLabel}}})
 	if err != nil {
 		tb.Fatal(err)
 	}

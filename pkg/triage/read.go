@@ -81,6 +81,9 @@ type Instance struct {
 	// the memory-pressure signal: vLLM pre-allocates most of the GPU's memory, so GPU memory
 	// used says nothing about pressure.
 	KVCache Pair
+	// KVCachePeak and PreemptionPeak are the highest points in the window (NaN where not read):
+	// an exhaustion in the window's last minutes barely moves their means.
+	KVCachePeak, PreemptionPeak float64
 	// WaitingDeferred: waiting requests held back for a reason other than capacity (vLLM's
 	// waiting by reason); NaN where the server gives no reason.
 	WaitingDeferred Pair
@@ -293,7 +296,8 @@ func (r *reader) readInstances(ctx context.Context) ([]string, error) {
 		rd.Instances = append(rd.Instances, Instance{Name: n, Node: nodeOf(n), QPS: q, QPSBaseline: math.NaN(),
 			GPUMem: nanPair(), GPUUtil: nanPair(), GPUMemPeak: math.NaN(), XID: nanPair(), ECCUncorrected: nanPair(),
 			CacheHit: nanPair(), Waiting: nanPair(), QueueDepth: nanPair(), Preemption: nanPair(), InputMean: nanPair(),
-			Confidence: nanPair(), Fallback: nanPair(), WaitingDeferred: nanPair(), KVCache: nanPair()})
+			Confidence: nanPair(), Fallback: nanPair(), WaitingDeferred: nanPair(), KVCache: nanPair(),
+			KVCachePeak: math.NaN(), PreemptionPeak: math.NaN()})
 	}
 	return names, nil
 }
@@ -687,17 +691,20 @@ func (r *reader) extraJobs() []func(context.Context) error {
 		what     string
 		num, den profile.Role // den "" = the numerator's value itself
 		set      func(in *Instance, p Pair)
+		peak     func(in *Instance, v float64) // the highest point in the window, where it counts
 	}
 	readings := []reading{
-		{"cache hit rate", profile.CacheHits, profile.CacheQueries, func(in *Instance, p Pair) { in.CacheHit = p }},
-		{"waiting requests", profile.Waiting, "", func(in *Instance, p Pair) { in.Waiting = p }},
-		{"queue depth", profile.QueueDepth, "", func(in *Instance, p Pair) { in.QueueDepth = p }},
-		{"deferred waiting requests", profile.WaitingDeferred, "", func(in *Instance, p Pair) { in.WaitingDeferred = p }},
-		{"KV-cache usage", profile.KVCacheUsage, "", func(in *Instance, p Pair) { in.KVCache = p }},
-		{"preemptions per request", profile.Preemptions, profile.Requests, func(in *Instance, p Pair) { in.Preemption = p }},
-		{"mean input length", profile.InputLength, "", func(in *Instance, p Pair) { in.InputMean = p }},
-		{"mean confidence", profile.Confidence, "", func(in *Instance, p Pair) { in.Confidence = p }},
-		{"fallback share", profile.Fallback, profile.Requests, func(in *Instance, p Pair) { in.Fallback = p }},
+		{"cache hit rate", profile.CacheHits, profile.CacheQueries, func(in *Instance, p Pair) { in.CacheHit = p }, nil},
+		{"waiting requests", profile.Waiting, "", func(in *Instance, p Pair) { in.Waiting = p }, nil},
+		{"queue depth", profile.QueueDepth, "", func(in *Instance, p Pair) { in.QueueDepth = p }, nil},
+		{"deferred waiting requests", profile.WaitingDeferred, "", func(in *Instance, p Pair) { in.WaitingDeferred = p }, nil},
+		{"KV-cache usage", profile.KVCacheUsage, "", func(in *Instance, p Pair) { in.KVCache = p },
+			func(in *Instance, v float64) { in.KVCachePeak = v }},
+		{"preemptions per request", profile.Preemptions, profile.Requests, func(in *Instance, p Pair) { in.Preemption = p },
+			func(in *Instance, v float64) { in.PreemptionPeak = v }},
+		{"mean input length", profile.InputLength, "", func(in *Instance, p Pair) { in.InputMean = p }, nil},
+		{"mean confidence", profile.Confidence, "", func(in *Instance, p Pair) { in.Confidence = p }, nil},
+		{"fallback share", profile.Fallback, profile.Requests, func(in *Instance, p Pair) { in.Fallback = p }, nil},
 	}
 	wq, okW, _ := r.e.Profile.Resolve(profile.Waiting, r.e.Present)
 	qd, okQ, _ := r.e.Profile.Resolve(profile.QueueDepth, r.e.Present)
@@ -733,6 +740,9 @@ func (r *reader) extraJobs() []func(context.Context) error {
 			for _, s := range series {
 				if in := r.rd.instance(s.Labels[r.instLbl]); in != nil {
 					rdg.set(in, pointsPair(s.T, s.V, r.rd.Before.Start, r.rd.Window.Start, r.rd.Window.End, mean))
+					if rdg.peak != nil {
+						rdg.peak(in, pointsPair(s.T, s.V, r.rd.Before.Start, r.rd.Window.Start, r.rd.Window.End, maxOf).Now)
+					}
 					in.WaitingIsQueue = same
 				}
 			}

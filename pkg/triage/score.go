@@ -368,7 +368,24 @@ func instanceCauses(rd *Readings, in *Instance, th Thresholds) []candidate {
 	add(inputShiftCause(in))
 	add(warmupCause(rd, in))
 	add(lostCapacityCause(rd, in))
+	add(kvExhaustedCause(in, th))
 	return out
+}
+
+// kvExhaustedCause: the KV cache past its critical line at some point of the window while
+// requests are preempted. That is the exhaustion itself, harmful before the latency shows it
+// (each preempted request is recomputed or swapped out), and an event the means of a window it
+// began in barely move: it is read from the window's highest points.
+func kvExhaustedCause(in *Instance, th Thresholds) (candidate, bool) {
+	pre := in.PreemptionPeak - nanZero(in.Preemption.Before)
+	if !(in.KVCachePeak >= th.KVCacheCrit) || !(pre >= preemptLine) {
+		return candidate{}, false
+	}
+	return candidate{id: CauseKVCache, instance: in.Name, score: 0.6 + 0.3*grade(pre, preemptLine, 10*preemptLine),
+		summary: fmt.Sprintf("the KV cache of %s reached %.1f %% in the window (%.1f %% on average, %.1f %% in the hour before) and up to %.1f %% of the requests were preempted (%.1f %% before): the cache is exhausted",
+			in.Name, in.KVCachePeak*100, in.KVCache.Now*100, in.KVCache.Before*100, in.PreemptionPeak*100, in.Preemption.Before*100),
+		evidence: []Evidence{ev("KV-cache usage", "percentunit", in.KVCache, fmt.Sprintf("peak %.1f %%; critical %.0f %%", in.KVCachePeak*100, th.KVCacheCrit*100)),
+			ev("preemptions per request", "percentunit", in.Preemption, fmt.Sprintf("peak %.1f %%; line: +%.1f points", in.PreemptionPeak*100, preemptLine*100))}}, true
 }
 
 // lostCapacityCause: an instance out of service (outOfService) that served the model in the
@@ -1007,6 +1024,9 @@ func symptomsOf(rd *Readings, th Thresholds) []string {
 		if finite(in.KVCache.Now) {
 			if in.KVCache.Now > th.KVCacheWarn {
 				add(fmt.Sprintf("KV cache %.0f %% on %s", in.KVCache.Now*100, in.Name))
+			} else if in.KVCachePeak > th.KVCacheCrit {
+				// A cache that filled in the window's last minutes barely moves its mean.
+				add(fmt.Sprintf("KV cache peaked at %.0f %% on %s (%.0f %% on average in the window)", in.KVCachePeak*100, in.Name, in.KVCache.Now*100))
 			}
 		} else if in.GPUMem.Now > th.GPUMemWarn && !standingMemory(in, th) {
 			add(fmt.Sprintf("GPU memory %.0f %% on %s", in.GPUMem.Now*100, in.Node))

@@ -95,3 +95,30 @@ func TestScoreVLLMReadings(t *testing.T) {
 		})
 	}
 }
+
+// TestScoreKVCacheExhaustedAtTheWindowsEnd: asked a minute after the KV cache filled (its P0
+// fires then), the window's means barely move, but its highest points show the cache past its
+// critical line with requests preempted: KV-cache exhaustion, not a healthy window; the same
+// peak without preemptions is a symptom, not a diagnosis.
+func TestScoreKVCacheExhaustedAtTheWindowsEnd(t *testing.T) {
+	th := DefaultThresholds()
+	rd := readings("", func(s *Subject, in *Instance) {
+		vllmLike(s, in)
+		in.KVCache, in.KVCachePeak = Pair{0.5, 0.55}, 0.97
+		in.Preemption, in.PreemptionPeak = Pair{0, 0.002}, 0.03
+	})
+	vllmLike(&rd.Subjects[1], &rd.Instances[1])
+	r := Score(rd, th)
+	t.Logf("%s: %s; %s", r.Verdict, causeList(&r), r.Summary)
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseKVCache || !strings.Contains(r.Causes[0].Summary, "reached 97.0 %") {
+		t.Fatalf("KV cache exhausted at the window's end: %s %s", r.Verdict, causeList(&r))
+	}
+	rd.Instances[0].Preemption, rd.Instances[0].PreemptionPeak = Pair{0, 0}, 0
+	r = Score(rd, th)
+	if r.Verdict == Healthy || (r.Verdict == Diagnosed && r.Causes[0].ID == CauseKVCache) {
+		t.Errorf("a KV cache peak without preemptions: %s %s (%s)", r.Verdict, causeList(&r), r.Summary)
+	}
+	if !strings.Contains(r.Summary, "KV cache peaked at 97 %") {
+		t.Errorf("the peak is not a symptom: %s", r.Summary)
+	}
+}

@@ -84,6 +84,9 @@ func gather(q question, rds []*Readings, th Thresholds) gathered {
 				u, rd.Model, dur(DeployLookback)))
 		}
 	}
+	if q.byNode {
+		all = deployedOnInstance(rds, all)
+	}
 	all = orderCompute(all, th)
 	for _, c := range all {
 		c.score = math.Round(math.Min(c.score, 0.99)*1000) / 1000
@@ -95,6 +98,28 @@ func gather(q question, rds []*Readings, th Thresholds) gathered {
 		}
 	}
 	return g
+}
+
+// deployedOnInstance: in a node question, an instance's warm-up that the deploy of another model
+// served by the same process explains (one server process restarts for all its models) is that
+// deploy's: expected, weighed as the deploy's own warm-up is.
+func deployedOnInstance(rds []*Readings, all []candidate) []candidate {
+	deployed := map[string]string{} // instance → "model version" deployed there with a warm-up
+	for _, rd := range rds {
+		for i := range rd.Instances {
+			if v := deployWarmup(rd, &rd.Instances[i]); v != "" {
+				deployed[rd.Instances[i].Name] = subjectText(rd.Model, v)
+			}
+		}
+	}
+	for i := range all {
+		c := &all[i]
+		if d, ok := deployed[c.instance]; ok && c.id == CauseWarmup && c.score > deployWarmupScore {
+			c.score = deployWarmupScore
+			c.summary += fmt.Sprintf("; it is the warm-up of the deploy of %s, served by the same process: expected, nothing to act on", d)
+		}
+	}
+	return all
 }
 
 // own keeps a node-level cause (an idle GPU, hardware) only as the subject's own: GPU series

@@ -702,7 +702,7 @@ func warmupCause(rd *Readings, in *Instance) (candidate, bool) {
 		// A deploy restarts the model: its warm-up is expected, not a problem (whether the new
 		// version is slower is the regression's question).
 		if v := deployWarmup(rd, in); v != "" {
-			c.score = 0.15
+			c.score = deployWarmupScore
 			c.summary += fmt.Sprintf("; it is the warm-up of the deploy of %s: expected, nothing to act on", v)
 		} else if since, ok := outOfService(rd, in); ok {
 			c.score = math.Min(c.score, 0.3)
@@ -713,6 +713,9 @@ func warmupCause(rd *Readings, in *Instance) (candidate, bool) {
 	}
 	return candidate{}, false
 }
+
+// deployWarmupScore is a deploy's warm-up: listed, under every line.
+const deployWarmupScore = 0.15
 
 // notReadyOnly is the warm-up reason of a load state that says not ready, and nothing else.
 var notReadyOnly = derive.WarmNotReady.String()

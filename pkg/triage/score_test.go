@@ -285,3 +285,37 @@ func TestScoreNodeNamesTheModelOnTheIdleGPU(t *testing.T) {
 		t.Errorf("empty node: %s %q", empty.Verdict, empty.Summary)
 	}
 }
+
+// TestScoreNodeDeployRestartsTheProcess: one server process serves both models of the node; the
+// deploy of one restarts it, so the other model's warm-up is that deploy's too: expected, not
+// the node question's diagnosis.
+func TestScoreNodeDeployRestartsTheProcess(t *testing.T) {
+	warm := []Warmup{{Start: tFrom.Add(4 * time.Minute), End: tFrom.Add(9 * time.Minute), Reason: "process restarted"}}
+	model := func(name string) *Readings {
+		rd := readings("", func(_ *Subject, in *Instance) { in.Warmup = warm })
+		rd.Model, rd.Node = name, "node-a"
+		rd.Subjects, rd.Instances = rd.Subjects[:1], rd.Instances[:1]
+		return rd
+	}
+	other, deployed := model("classifier"), model("embedder")
+	v2 := steady("node-a:8000", "v2")
+	v2.QPS = Pair{math.NaN(), 100}
+	deployed.Subjects = append(deployed.Subjects, v2)
+	deployed.Deploys, deployed.DeploysRead = []Deploy{{Instance: "node-a:8000", Version: "v2", At: tFrom.Add(4 * time.Minute)}}, true
+	alone := ScoreNode(&NodeReadings{Node: "node-a", Window: Span{tFrom, tEnd}, Before: Span{tFrom.Add(-time.Hour), tFrom},
+		Models: []*Readings{other}}, DefaultThresholds())
+	if alone.Verdict != Diagnosed || alone.Causes[0].ID != CauseWarmup {
+		t.Fatalf("a restart with no deploy seen: %s %s", alone.Verdict, causeList(&alone))
+	}
+	r := ScoreNode(&NodeReadings{Node: "node-a", Window: Span{tFrom, tEnd}, Before: Span{tFrom.Add(-time.Hour), tFrom},
+		Models: []*Readings{model("classifier"), deployed}}, DefaultThresholds())
+	t.Logf("%s: %s", r.Verdict, causeList(&r))
+	for _, c := range r.Causes {
+		if c.ID == CauseWarmup && (c.Score > 0.15 || !strings.Contains(c.Summary, "deploy of embedder v2")) {
+			t.Errorf("warm-up of %s: %.2f %q", c.Model, c.Score, c.Summary)
+		}
+	}
+	if r.Verdict == Diagnosed && r.Causes[0].ID == CauseWarmup {
+		t.Errorf("the deploy's restart diagnosed as a warm-up: %s", r.Summary)
+	}
+}

@@ -375,10 +375,11 @@ func instanceCauses(rd *Readings, in *Instance, th Thresholds) []candidate {
 // kvExhaustedCause: the KV cache past its critical line at some point of the window while
 // requests are preempted. That is the exhaustion itself, harmful before the latency shows it
 // (each preempted request is recomputed or swapped out), and an event the means of a window it
-// began in barely move: it is read from the window's highest points.
+// began in barely move: it is read from the window's highest points where the mean is still
+// under the warning line (past it, the compute causes read the cache with the compute rise).
 func kvExhaustedCause(in *Instance, th Thresholds) (candidate, bool) {
 	pre := in.PreemptionPeak - nanZero(in.Preemption.Before)
-	if !(in.KVCachePeak >= th.KVCacheCrit) || !(pre >= preemptLine) {
+	if !(in.KVCachePeak >= th.KVCacheCrit) || !(pre >= preemptLine) || in.KVCache.Now > th.KVCacheWarn {
 		return candidate{}, false
 	}
 	return candidate{id: CauseKVCache, instance: in.Name, score: 0.6 + 0.3*grade(pre, preemptLine, 10*preemptLine),

@@ -133,14 +133,12 @@ func TestCorpusSubset(t *testing.T) {
 
 // knownGood are the kinds today's triage answers right on the subset (top-1; for the warm-up and
 // the controls: healthy or warmup); the others are measured only (docs/benchmarks.md lists them).
-// Not listed: the traffic surge and the XID, asked a minute or less after their onset (the
-// change is at most one point old: "too recent to attribute", no direction, or nothing has moved
-// yet), the GPU idle whose XID 43 fires the XID rule at its onset, and the memory swap whose
-// GPU-memory P0 fires while the upgraded instance still warms up (TorchServe: healthy).
+// Not listed: the traffic surge, asked a minute after its onset (the change is one point old:
+// "too recent to attribute", no direction).
 var knownGood = []testbed.CaseKind{
 	testbed.CaseLostCapacity, testbed.CaseSmallerBatches,
 	testbed.CaseComputeMemory, testbed.CaseComputeFlat, testbed.CaseComputeNoProbe, testbed.CaseInputShift, testbed.CaseMemorySwap,
-	testbed.CaseThrottle, testbed.CaseECC, testbed.CaseGatewayJitter, testbed.CaseCanary, testbed.CaseWarmup,
+	testbed.CaseThrottle, testbed.CaseXID, testbed.CaseECC, testbed.CaseGPUIdle, testbed.CaseGatewayJitter, testbed.CaseCanary, testbed.CaseWarmup,
 	testbed.CaseQuietHour, testbed.CaseBusyHour, testbed.CaseFasterVersion, testbed.CaseDeploy,
 }
 

@@ -397,17 +397,18 @@ func kvExhaustedCause(in *Instance, th Thresholds) (candidate, bool) {
 // demand went away with it: a candidate only.
 func lostCapacityCause(rd *Readings, in *Instance) (candidate, bool) {
 	since, ok := outOfService(rd, in)
-	lost := in.QPS.Before - math.Max(0, nanZero(in.QPS.Now))
+	ref, _ := trafficRef(in)
+	lost := ref - math.Max(0, nanZero(in.QPS.Now))
 	if !ok || !(in.QPS.Before > 0) || !(lost > 0) {
 		return candidate{}, false
 	}
 	others := othersTraffic(rd, in)
 	moved := others.Now-others.Before >= 0.5*lost
 	c := candidate{id: CauseQueue, instance: in.Name, score: 0.3,
-		summary: fmt.Sprintf("%s has not been ready since %s with no restart seen: it stopped serving %s (%s vs %s in the hour before)",
-			in.Name, since.Format("15:04"), subjectText(rd.Model, rd.Version), rateText(nanZero(in.QPS.Now)), rateText(in.QPS.Before)),
-		evidence: []Evidence{ev("requests per second on "+in.Name, "reqps", in.QPS, "not ready since "+since.Format("15:04")),
-			ev("requests per second on the model's other instances", "reqps", others, "")}}
+		summary: fmt.Sprintf("%s has not been ready since %s with no restart seen: it stopped serving %s (%s vs %s usually)",
+			in.Name, since.Format("15:04"), subjectText(rd.Model, rd.Version), rateText(nanZero(in.QPS.Now)), rateText(ref)),
+		evidence: []Evidence{ev("requests per second on "+in.Name, "reqps", Pair{ref, in.QPS.Now}, "not ready since "+since.Format("15:04")+"; before = its usual traffic"),
+			ev("requests per second on the model's other instances", "reqps", others, "before = their usual traffic")}}
 	if !moved {
 		c.summary += "; its traffic did not move to the model's other instances (requests failing, or the demand went with it)"
 		return c, true
@@ -419,22 +420,24 @@ func lostCapacityCause(rd *Readings, in *Instance) (candidate, bool) {
 		}
 	}
 	c.score = 0.6 + 0.3*grade(qr, riseRatio, 4)
-	c.summary += fmt.Sprintf("; the model's other instances took its traffic (%s vs %s): lost capacity, and their queue grows with it (up to %.2f× the hour before)",
+	c.summary += fmt.Sprintf("; the model's other instances took its traffic (%s vs %s usually): lost capacity, and their queue grows with it (up to %.2f× the hour before)",
 		rateText(others.Now), rateText(others.Before), qr)
 	return c, true
 }
 
-// othersTraffic is the model's traffic on its instances other than in: from the model's
-// traffic over all its instances where the question reads part of the model, else the sum of
-// the others read.
+// othersTraffic is the model's traffic on its instances other than in, now against their usual
+// (each one's trafficRef: the 7-day same-time-of-day mean takes the daily curve out of the
+// comparison): from the model's traffic over all its instances against the hour before where
+// the question reads part of the model, else the sum of the others read.
 func othersTraffic(rd *Readings, in *Instance) Pair {
 	if rd.Instance != "" || rd.Node != "" {
 		return Pair{rd.ModelQPS.Before - in.QPS.Before, rd.ModelQPS.Now - nanZero(in.QPS.Now)}
 	}
 	var p Pair
 	for _, o := range rd.Instances {
-		if o.Name != in.Name && finite(o.QPS.Before) && finite(o.QPS.Now) {
-			p.Before += o.QPS.Before
+		ref, _ := trafficRef(&o)
+		if o.Name != in.Name && ref > 0 && finite(o.QPS.Now) {
+			p.Before += ref
 			p.Now += o.QPS.Now
 		}
 	}

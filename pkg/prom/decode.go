@@ -81,6 +81,9 @@ func decodeAnswer(r io.Reader, endpoint, where string, maxSeries, maxPoints int)
 	if d.status == "error" {
 		return answer{}, apiFailure(&v1.Error{Type: v1.ErrorType(d.errorType), Msg: d.errorMsg}, d.where)
 	}
+	if a.resultType == "" {
+		return answer{}, d.bad("an unexpected result type (nothing)")
+	}
 	return a, nil
 }
 

@@ -2,7 +2,9 @@
 // and the one place where values are turned into PromQL (Quote, MatchAny, Selector).
 //
 // Results come back as plain Go types (Series, Sample) so the engine never sees Prometheus'
-// model types, and every failure is an *Error whose message names what failed.
+// model types, and every failure is an *Error whose message names what failed. Query answers
+// are decoded in one pass from the body straight into those types (decode.go), not through
+// client_golang's model.
 package prom
 
 import (
@@ -162,7 +164,8 @@ func (c *Client) QueryRange(ctx context.Context, q RangeQuery) (Result, error) {
 	if q.Step <= 0 {
 		return Result{}, &Error{Kind: KindBadQuery, URL: c.url, Msg: "the query step must be positive"}
 	}
-	// A series has at most one point per step from start to end (one more for rounding).
+	// A series has at most one point per step from start to end; one more for stores that align
+	// start and end to the step (Mimir's query-frontend, VictoriaMetrics).
 	points := int(min(q.End.Sub(q.Start)/q.Step, 1<<30)) + 2
 	a, err := c.query(ctx, "query_range", q.MaxSeries, max(points, 2), map[string]string{
 		"query": q.Expr,

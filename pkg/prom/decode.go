@@ -1,7 +1,6 @@
 package prom
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -359,7 +358,9 @@ func (d *decoder) malformed(err error) *Error {
 // ("1700000000.123"), into milliseconds: digits past the third of the fraction are dropped, as
 // client_golang's model.Time does. Exponents, a leading '+' and leading zeros are refused.
 func parseTimestamp(b []byte) (int64, bool) {
-	b = bytes.TrimLeft(b, " \t\r\n") // the captured text may start with white space
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r' || b[0] == '\n') {
+		b = b[1:] // the captured text may start with white space (bytes.TrimLeft costs a sixth of the decoding)
+	}
 	neg := len(b) > 0 && b[0] == '-'
 	if neg {
 		b = b[1:]

@@ -33,6 +33,7 @@ step "golangci-lint (.golangci.yml: the layering rules, errorlint, funlen)"
 step "fuzzing (short runs; the seed corpus also runs in the tests below)"
 go test -run '^$' -fuzz '^FuzzQuote$' -fuzztime 15s ./pkg/prom
 go test -run '^$' -fuzz '^FuzzMatchAny$' -fuzztime 15s ./pkg/prom
+go test -run '^$' -fuzz '^FuzzDecodeAnswer$' -fuzztime 15s ./pkg/prom
 for target in FuzzResourceBodies FuzzResourceQueries FuzzQueryJSON FuzzSettings; do
   go test -run '^$' -fuzz "^$target\$" -fuzztime 10s ./pkg/datasource
 done

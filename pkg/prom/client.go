@@ -2,7 +2,9 @@
 // and the one place where values are turned into PromQL (Quote, MatchAny, Selector).
 //
 // Results come back as plain Go types (Series, Sample) so the engine never sees Prometheus'
-// model types, and every failure is an *Error whose message names what failed.
+// model types, and every failure is an *Error whose message names what failed. Query answers
+// are decoded in one pass from the body straight into those types (decode.go), not through
+// client_golang's model.
 package prom
 
 import (
@@ -11,16 +13,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
-	"github.com/prometheus/common/model"
 )
 
 // Labels is a series' label set.
@@ -110,7 +113,7 @@ func New(address string, hc *http.Client, opts ...Option) (*Client, error) {
 	if len(o.thanos.values()) > 0 {
 		params = &storeParams{thanos: o.thanos}
 	}
-	raw := checkedClient{inner: base, where: where, timeout: hc.Timeout, params: params}
+	raw := checkedClient{inner: base, hc: hc, where: where, timeout: hc.Timeout, params: params}
 	c := &Client{
 		api:  v1.NewAPI(raw),
 		raw:  raw,
@@ -161,29 +164,22 @@ func (c *Client) QueryRange(ctx context.Context, q RangeQuery) (Result, error) {
 	if q.Step <= 0 {
 		return Result{}, &Error{Kind: KindBadQuery, URL: c.url, Msg: "the query step must be positive"}
 	}
-	v, warnings, infos, err := c.api.QueryRange(ctx, q.Expr, v1.Range{Start: q.Start, End: q.End, Step: q.Step})
+	// A series has at most one point per step from start to end; one more for stores that align
+	// start and end to the step (Mimir's query-frontend, VictoriaMetrics).
+	points := int(min(q.End.Sub(q.Start)/q.Step, 1<<30)) + 2
+	a, err := c.query(ctx, "query_range", q.MaxSeries, max(points, 2), map[string]string{
+		"query": q.Expr,
+		"start": formatTime(q.Start),
+		"end":   formatTime(q.End),
+		"step":  strconv.FormatFloat(q.Step.Seconds(), 'f', -1, 64),
+	})
 	if err != nil {
-		return Result{}, c.wrap(err)
-	}
-	var matrix model.Matrix
-	switch val := v.(type) {
-	case model.Matrix:
-		matrix = val
-	default:
-		return Result{}, c.unexpected("query_range", v)
-	}
-	if err := c.checkLimit(len(matrix), q.MaxSeries); err != nil {
 		return Result{}, err
 	}
-	out := Result{Series: make([]Series, len(matrix)), Warnings: warnings, Infos: infos}
-	for i, ss := range matrix {
-		points := make([]Point, len(ss.Values))
-		for j, p := range ss.Values {
-			points[j] = Point{T: p.Timestamp.Time(), V: float64(p.Value)}
-		}
-		out.Series[i] = Series{Labels: toLabels(ss.Metric), Points: points}
+	if a.resultType != "matrix" {
+		return Result{}, c.unexpected("query_range", a.resultType)
 	}
-	return out, nil
+	return Result{Series: a.series, Warnings: a.warnings, Infos: a.infos}, nil
 }
 
 // InstantResult is what an instant query returned.
@@ -198,26 +194,40 @@ func (c *Client) Query(ctx context.Context, expr string, ts time.Time, maxSeries
 	if strings.TrimSpace(expr) == "" {
 		return InstantResult{}, &Error{Kind: KindBadQuery, URL: c.url, Msg: "the query expression is empty"}
 	}
-	v, warnings, infos, err := c.api.Query(ctx, expr, ts)
+	args := map[string]string{"query": expr}
+	if !ts.IsZero() {
+		args["time"] = formatTime(ts)
+	}
+	a, err := c.query(ctx, "query", maxSeries, 0, args)
 	if err != nil {
-		return InstantResult{}, c.wrap(err)
+		return InstantResult{}, err
 	}
-	out := InstantResult{Warnings: warnings, Infos: infos}
-	switch val := v.(type) {
-	case model.Vector:
-		if err := c.checkLimit(len(val), maxSeries); err != nil {
-			return InstantResult{}, err
-		}
-		out.Samples = make([]Sample, len(val))
-		for i, s := range val {
-			out.Samples[i] = Sample{Labels: toLabels(s.Metric), Point: Point{T: s.Timestamp.Time(), V: float64(s.Value)}}
-		}
-	case *model.Scalar:
-		out.Samples = []Sample{{Labels: Labels{}, Point: Point{T: val.Timestamp.Time(), V: float64(val.Value)}}}
-	default:
-		return InstantResult{}, c.unexpected("query", v)
+	if a.resultType != "vector" && a.resultType != "scalar" {
+		return InstantResult{}, c.unexpected("query", a.resultType)
 	}
-	return out, nil
+	return InstantResult{Samples: a.samples, Warnings: a.warnings, Infos: a.infos}, nil
+}
+
+// query sends a query or query_range call and decodes its answer as it arrives (decodeAnswer):
+// one pass over the body, never held whole.
+func (c *Client) query(ctx context.Context, endpoint string, maxSeries, maxPoints int, args map[string]string) (answer, error) {
+	body, err := c.raw.open(ctx, "/api/v1/"+endpoint, args)
+	if err != nil {
+		return answer{}, c.wrap(err)
+	}
+	defer body.Close()
+	a, err := decodeAnswer(body, endpoint, c.url, maxSeries, maxPoints)
+	if body.err != nil {
+		// The body failed while it was read: its bound, the context, the connection.
+		return answer{}, c.raw.transportError(ctx, body.err)
+	}
+	return a, err
+}
+
+// formatTime writes a time as Prometheus' API takes it, seconds with a fraction, as
+// client_golang does.
+func formatTime(t time.Time) string {
+	return strconv.FormatFloat(float64(t.Unix())+float64(t.Nanosecond())/1e9, 'f', -1, 64)
 }
 
 // BuildInfo asks for the server's version and identifies the store (IdentifyStore). Servers
@@ -275,20 +285,17 @@ func (c *Client) LabelValues(ctx context.Context, label string, selectors []stri
 	return out, nil
 }
 
-func (c *Client) checkLimit(n, limit int) error {
-	if limit > 0 && n > limit {
-		return &Error{Kind: KindLimit, URL: c.url, Msg: fmt.Sprintf(
-			"the query returned %d series, more than the limit of %d: aggregate it (for example sum by (model_name) (...)) or narrow the selector", n, limit)}
-	}
-	return nil
+// seriesLimitError refuses an answer of n series, more than limit.
+func seriesLimitError(where string, n, limit int) *Error {
+	return &Error{Kind: KindLimit, URL: where, Msg: fmt.Sprintf(
+		"the query returned %d series, more than the limit of %d: aggregate it (for example sum by (model_name) (...)) or narrow the selector", n, limit)}
 }
 
-func (c *Client) unexpected(endpoint string, v model.Value) error {
-	typ := "nothing"
-	if v != nil {
-		typ = v.Type().String()
+func (c *Client) unexpected(endpoint, typ string) error {
+	if typ == "" {
+		typ = "nothing"
 	}
-	return &Error{Kind: KindNotPrometheus, URL: c.url, Msg: fmt.Sprintf("the server at %s answered %s with an unexpected result type (%s)", c.url, endpoint, typ)}
+	return &Error{Kind: KindNotPrometheus, URL: c.url, Msg: fmt.Sprintf("the server at %s answered %s with an unexpected result type (%s)", c.url, endpoint, Snippet([]byte(typ), 40))}
 }
 
 // wrap converts what client_golang returns into an *Error.
@@ -299,38 +306,39 @@ func (c *Client) wrap(err error) error {
 	}
 	var ae *v1.Error
 	if errors.As(err, &ae) {
-		switch ae.Type {
-		case v1.ErrBadResponse:
-			return &Error{Kind: KindNotPrometheus, URL: c.url, Err: err,
-				Msg: "the server at " + c.url + " did not answer like a Prometheus HTTP API: " + ae.Msg}
-		case v1.ErrCanceled:
-			return &Error{Kind: KindCanceled, URL: c.url, Err: err, Msg: "the query was cancelled: " + ae.Msg}
-		case v1.ErrTimeout:
-			return &Error{Kind: KindTimeout, URL: c.url, Err: err, Msg: "the query timed out in Prometheus: " + ae.Msg + timeoutHint}
-		case v1.ErrBadData:
-			l := storeLimitOf(ae.Msg)
-			return &Error{Kind: KindBadQuery, Limit: l, URL: c.url, Err: err, Msg: "Prometheus rejected the query: " + ae.Msg + storeLimitHint(l)}
-		default:
-			l := storeLimitOf(ae.Msg)
-			return &Error{Kind: KindExecution, Limit: l, URL: c.url, Err: err, Msg: "Prometheus could not run the query: " + ae.Msg + storeLimitHint(l)}
-		}
+		e := apiFailure(ae, c.url)
+		e.Err = err
+		return e
 	}
 	return classifyTransport(err, c.url, c.http.Timeout)
 }
 
-func toLabels(m model.Metric) Labels {
-	l := make(Labels, len(m))
-	for k, v := range m {
-		l[string(k)] = string(v)
+// apiFailure is Prometheus' error envelope (its errorType and error) as an *Error.
+func apiFailure(ae *v1.Error, where string) *Error {
+	switch ae.Type {
+	case v1.ErrBadResponse:
+		return &Error{Kind: KindNotPrometheus, URL: where, Err: ae,
+			Msg: "the server at " + where + " did not answer like a Prometheus HTTP API: " + ae.Msg}
+	case v1.ErrCanceled:
+		return &Error{Kind: KindCanceled, URL: where, Err: ae, Msg: "the query was cancelled: " + ae.Msg}
+	case v1.ErrTimeout:
+		return &Error{Kind: KindTimeout, URL: where, Err: ae, Msg: "the query timed out in Prometheus: " + ae.Msg + timeoutHint}
+	case v1.ErrBadData:
+		l := storeLimitOf(ae.Msg)
+		return &Error{Kind: KindBadQuery, Limit: l, URL: where, Err: ae, Msg: "Prometheus rejected the query: " + ae.Msg + storeLimitHint(l)}
+	default:
+		l := storeLimitOf(ae.Msg)
+		return &Error{Kind: KindExecution, Limit: l, URL: where, Err: ae, Msg: "Prometheus could not run the query: " + ae.Msg + storeLimitHint(l)}
 	}
-	return l
 }
 
 // checkedClient sits between client_golang's v1 API and the HTTP client. It turns transport
 // failures, non-success statuses and non-API answers into *Error values that name the cause,
-// which v1 would otherwise flatten into "client error: 401".
+// which v1 would otherwise flatten into "client error: 401". Queries go around v1 (open) with
+// the same checks, so that their answers are decoded as they arrive.
 type checkedClient struct {
 	inner   api.Client
+	hc      *http.Client // inner's, for the calls whose body is streamed
 	where   string
 	timeout time.Duration
 	params  *storeParams
@@ -342,31 +350,150 @@ func (c checkedClient) Do(ctx context.Context, req *http.Request) (*http.Respons
 	c.params.add(ctx, req)
 	resp, body, err := c.inner.Do(ctx, req)
 	if err != nil {
-		if big := limitError(err, c.where); big != nil {
-			return resp, body, big
-		}
-		if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
-			err = fmt.Errorf("%w: %v", ctxErr, err)
-		}
-		return resp, body, classifyTransport(err, c.where, c.timeout)
+		return resp, body, c.transportError(ctx, err)
 	}
-	if resp.StatusCode/100 != 2 {
-		if apiErr := decodeAPIError(body); apiErr != nil {
-			return resp, body, apiErr
-		}
-		e := statusError(resp.StatusCode, body, c.where)
-		if resp.StatusCode == http.StatusNotFound && e.Kind == KindHTTP && paramPaths.MatchString(req.URL.Path) {
-			e.Msg += notFoundHint(req.URL.Path)
-		}
-		return resp, body, e
+	if err := c.check(req, resp, body); err != nil {
+		return resp, body, err
 	}
 	if resp.StatusCode != http.StatusNoContent && !startsWithObject(body) {
-		return resp, body, &Error{Kind: KindNotPrometheus, URL: c.where, Status: resp.StatusCode, Msg: fmt.Sprintf(
-			"the server at %s is not a Prometheus HTTP API (HTTP %d, Content-Type %q): %s",
-			c.where, resp.StatusCode, resp.Header.Get("Content-Type"), Snippet(body, 120))}
+		return resp, body, c.notAPI(resp, body)
 	}
 	return resp, body, nil
 }
+
+// transportError names a failed request or body read: the answer's bound, the context, the
+// network.
+func (c checkedClient) transportError(ctx context.Context, err error) error {
+	if big := limitError(err, c.where); big != nil {
+		return big
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+		err = fmt.Errorf("%w: %v", ctxErr, err)
+	}
+	return classifyTransport(err, c.where, c.timeout)
+}
+
+// check refuses a non-success status: Prometheus' error envelope, or the status named.
+func (c checkedClient) check(req *http.Request, resp *http.Response, body []byte) error {
+	if resp.StatusCode/100 == 2 {
+		return nil
+	}
+	if apiErr := decodeAPIError(body); apiErr != nil {
+		return apiErr
+	}
+	e := statusError(resp.StatusCode, body, c.where)
+	if resp.StatusCode == http.StatusNotFound && e.Kind == KindHTTP && paramPaths.MatchString(req.URL.Path) {
+		e.Msg += notFoundHint(req.URL.Path)
+	}
+	return e
+}
+
+func (c checkedClient) notAPI(resp *http.Response, body []byte) *Error {
+	return &Error{Kind: KindNotPrometheus, URL: c.where, Status: resp.StatusCode, Msg: fmt.Sprintf(
+		"the server at %s is not a Prometheus HTTP API (HTTP %d, Content-Type %q): %s",
+		c.where, resp.StatusCode, resp.Header.Get("Content-Type"), Snippet(body, 120))}
+}
+
+// open sends a query API call as client_golang's v1 does (a form POST of the URL's own
+// parameters and args, sent again as a GET when the server refuses the method with 403, 405 or
+// 501) and returns the answer's body, unread past its first bytes, after Do's checks.
+func (c checkedClient) open(ctx context.Context, ep string, args map[string]string) (*answerBody, error) {
+	u := c.URL(ep, nil)
+	form := u.Query()
+	for k, v := range args {
+		form.Set(k, v)
+	}
+	encoded := form.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), strings.NewReader(encoded))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header["Idempotency-Key"] = nil // retried on a network error like a GET, as v1 does
+	resp, err := c.send(ctx, req)
+	if s := statusOf(resp); s == http.StatusForbidden || s == http.StatusMethodNotAllowed || s == http.StatusNotImplemented {
+		u.RawQuery = encoded
+		if req, err = http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil); err != nil {
+			return nil, err
+		}
+		resp, err = c.send(ctx, req)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return c.firstBytes(ctx, resp)
+}
+
+func statusOf(resp *http.Response) int {
+	if resp == nil {
+		return 0
+	}
+	return resp.StatusCode
+}
+
+// send makes one request. A non-success answer is read whole (error bodies are small, and the
+// bound holds) and closed; a success is returned unread.
+func (c checkedClient) send(ctx context.Context, req *http.Request) (*http.Response, error) {
+	c.params.add(ctx, req)
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, c.transportError(ctx, err)
+	}
+	if resp.StatusCode/100 == 2 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return resp, c.transportError(ctx, err)
+	}
+	return resp, c.check(req, resp, body)
+}
+
+// firstBytes reads the body up to its first character that is not white space, which must open
+// a JSON object (as Do requires), and returns the body with those bytes put back.
+func (c checkedClient) firstBytes(ctx context.Context, resp *http.Response) (*answerBody, error) {
+	var head []byte
+	buf := make([]byte, 512)
+	for resp.StatusCode != http.StatusNoContent && len(bytes.TrimLeft(head, " \t\r\n")) == 0 {
+		n, err := resp.Body.Read(buf)
+		head = append(head, buf[:n]...)
+		if err == io.EOF { //nolint:errorlint // Read returns io.EOF itself
+			break
+		}
+		if err != nil {
+			resp.Body.Close()
+			return nil, c.transportError(ctx, err)
+		}
+	}
+	if resp.StatusCode != http.StatusNoContent && !startsWithObject(head) {
+		defer resp.Body.Close()
+		rest, err := io.ReadAll(resp.Body) // what a person would read of it: a login page, a proxy's error
+		if err != nil && limitError(err, c.where) == nil {
+			return nil, c.transportError(ctx, err)
+		}
+		return nil, c.notAPI(resp, append(head, rest...))
+	}
+	return &answerBody{r: io.MultiReader(bytes.NewReader(head), resp.Body), c: resp.Body}, nil
+}
+
+// answerBody is an answer's body being decoded. err keeps the first failure of the read itself,
+// which the decoder sees only as the JSON ending early.
+type answerBody struct {
+	r   io.Reader
+	c   io.Closer
+	err error
+}
+
+func (b *answerBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && err != io.EOF && b.err == nil { //nolint:errorlint // Read returns io.EOF itself
+		b.err = err
+	}
+	return n, err
+}
+
+func (b *answerBody) Close() error { return b.c.Close() }
 
 // decodeAPIError reads Prometheus' error envelope, which comes with 400, 422, 500 and 503.
 func decodeAPIError(body []byte) error {

@@ -246,3 +246,69 @@ func TestStepFor(t *testing.T) {
 		}
 	}
 }
+
+// A server that refuses POST (some proxies) is asked again with GET, as client_golang does, with
+// the same parameters, the address's own included.
+func TestQueryFallsBackToGET(t *testing.T) {
+	var calls []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := r.ParseForm(); err != nil {
+			t.Error(err)
+		}
+		calls = append(calls, r.Method+" "+r.Form.Get("query")+" "+r.Form.Get("step")+" "+r.Form.Get("tenant"))
+		if r.Method == http.MethodPost {
+			http.Error(w, "use GET", http.StatusMethodNotAllowed)
+			return
+		}
+		fmt.Fprint(w, `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"a":"1"},"values":[[1709294400,"7"]]}]}}`)
+	}))
+	defer srv.Close()
+	c, err := New(srv.URL+"/?tenant=t1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.QueryRange(context.Background(), RangeQuery{Expr: "up", Start: blockTime, End: blockTime.Add(time.Minute), Step: 1500 * time.Millisecond})
+	if err != nil || len(res.Series) != 1 || res.Series[0].Points[0].V != 7 || !res.Series[0].Points[0].T.Equal(blockTime) {
+		t.Fatalf("QueryRange: %+v, %v", res, err)
+	}
+	if want := []string{"POST up 1.5 t1", "GET up 1.5 t1"}; !slices.Equal(calls, want) {
+		t.Errorf("calls %q, want %q", calls, want)
+	}
+}
+
+// An answer that stops halfway is named by what stopped it, not as malformed JSON: the client's
+// timeout, or the caller's cancelling.
+func TestAnswerStalledMidBody(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"a":"1"},"values":[[1709294400,"7"],`)
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer srv.Close()
+	q := RangeQuery{Expr: "up", Start: blockTime, End: blockTime.Add(time.Minute), Step: time.Second}
+
+	c, err := New(srv.URL, &http.Client{Timeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.QueryRange(context.Background(), q)
+	if want := "Prometheus at " + srv.URL + " did not answer within 200ms"; KindOf(err) != KindTimeout || err.Error() != want {
+		t.Errorf("client timeout mid-body: kind %d, %v; want %q", KindOf(err), err, want)
+	}
+
+	c, err = New(srv.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	_, err = c.QueryRange(ctx, q)
+	if KindOf(err) != KindCanceled {
+		t.Errorf("cancelled mid-body: kind %d, %v", KindOf(err), err)
+	}
+}

@@ -11,9 +11,9 @@ import (
 )
 
 // DefaultMaxAnswerBytes bounds the body of one Prometheus answer unless MaxAnswerBytes says
-// otherwise. Decoding holds a few times the body in memory, so this keeps one answer to a few
-// hundred MiB; dashboards' answers are kilobytes to a few MiB, and 64 MiB is about two million
-// samples of a range query.
+// otherwise. Query answers are decoded as they arrive, never held whole, and a decoded point
+// weighs about what its text does, so this keeps one answer to about a hundred MiB; dashboards'
+// answers are kilobytes to a few MiB, and 64 MiB is about two million samples of a range query.
 const DefaultMaxAnswerBytes int64 = 64 << 20
 
 // Option changes how a Client is built.
@@ -42,7 +42,7 @@ func (e *answerTooLarge) Error() string {
 }
 
 // boundedTransport stops reading an answer's body past limit bytes, so an oversized answer
-// costs at most the bound in memory rather than whatever the server sends.
+// costs memory in proportion to the bound rather than to whatever the server sends.
 type boundedTransport struct {
 	next  http.RoundTripper
 	limit int64

@@ -29,10 +29,12 @@ func TestFormatBytes(t *testing.T) {
 	}
 }
 
-// matrixAnswer streams a valid query_range answer of about size bytes without holding it.
+// matrixAnswer streams a valid query_range answer of about size bytes without holding it: one
+// series whose points are written as Prometheus writes them (milliseconds, a few digits), so
+// that decoded they weigh about what their text does.
 func matrixAnswer(size int64, withLength bool) http.HandlerFunc {
 	const head, tail = `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"x"},"values":[`, `[1,"1"]]}]}}`
-	const point = `[1,"1"],`
+	const point = `[1700000000.123,"0.123456"],`
 	n := max(0, (size-int64(len(head)+len(tail)))/int64(len(point)))
 	total := int64(len(head)+len(tail)) + n*int64(len(point))
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -53,8 +55,9 @@ func matrixAnswer(size int64, withLength bool) http.HandlerFunc {
 	}
 }
 
+// rangeQuery asks for a range whose grid holds every point matrixAnswer writes (4 million).
 func rangeQuery(c *Client) error {
-	_, err := c.QueryRange(context.Background(), RangeQuery{Expr: "x", Start: time.Unix(0, 0), End: time.Unix(60, 0), Step: time.Second})
+	_, err := c.QueryRange(context.Background(), RangeQuery{Expr: "x", Start: time.Unix(0, 0), End: time.Unix(4e6, 0), Step: time.Second})
 	return err
 }
 

@@ -1,0 +1,407 @@
+package prom
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	// Reads the answer token by token from the body: one pass, straight into our types.
+	jsoniter "github.com/json-iterator/go"
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+)
+
+// answer is a query or query_range answer, decoded.
+type answer struct {
+	resultType string   // "matrix", "vector", "scalar" or "string"; "" when the answer had no result
+	series     []Series // matrix
+	samples    []Sample // vector; a scalar as one sample without labels
+	text       string   // string
+	warnings   []string
+	infos      []string
+}
+
+// decodeBufferSize is the iterator's read buffer: large enough that few values straddle two reads.
+const decodeBufferSize = 64 << 10
+
+// decoder reads one answer. The first failure is kept in err and stops the reading.
+type decoder struct {
+	endpoint  string // "query" or "query_range", for messages
+	where     string // the server's redacted URL
+	maxSeries int    // more series than this are refused (0: no limit)
+	maxPoints int    // more points in a series than this are refused (0: no limit)
+
+	err          error
+	status       string
+	errorType    string
+	errorMsg     string
+	pendingData  []byte  // a result that came before its resultType, read once the type is known
+	num          []byte  // scratch: a timestamp's text
+	points       []Point // scratch: the series being read
+	seriesLabels Labels  // the series being read, for messages
+}
+
+// decodeAnswer reads the answer to endpoint ("query" or "query_range") from r in one pass. It
+// refuses an answer of more than maxSeries series (0: no limit) once it reaches series
+// maxSeries+1, counting the rest without decoding them, and a series of more than maxPoints
+// points (0: no limit; a range query's grid holds no more), without keeping those past it.
+// Every failure is an *Error: malformed JSON or values (KindNotPrometheus), Prometheus' error
+// envelope (the kinds of its errorType), native histograms (KindBadQuery), the series limit
+// (KindLimit).
+func decodeAnswer(r io.Reader, endpoint, where string, maxSeries, maxPoints int) (answer, error) {
+	// num starts non-nil: the iterator captures into a nil slice as "not capturing", and panics.
+	d := &decoder{endpoint: endpoint, where: where, maxSeries: maxSeries, maxPoints: maxPoints, num: make([]byte, 0, 32)}
+	iter := jsoniter.Parse(jsoniter.ConfigDefault, r, decodeBufferSize)
+	var a answer
+	iter.ReadObjectCB(func(it *jsoniter.Iterator, key string) bool {
+		d.envelopeField(it, key, &a)
+		return d.err == nil && it.Error == nil
+	})
+	if d.err == nil && iter.Error == nil && d.pendingData != nil {
+		d.result(jsoniter.ParseBytes(jsoniter.ConfigDefault, d.pendingData), &a)
+	}
+	if d.err != nil {
+		return answer{}, d.err
+	}
+	if iter.Error != nil {
+		return answer{}, d.malformed(iter.Error)
+	}
+	// Nothing but white space may follow the answer.
+	if iter.WhatIsNext() != jsoniter.InvalidValue || !errors.Is(iter.Error, io.EOF) {
+		if iter.Error != nil && !errors.Is(iter.Error, io.EOF) {
+			return answer{}, d.malformed(iter.Error)
+		}
+		return answer{}, d.bad("more data after the answer's JSON object")
+	}
+	if d.status == "error" {
+		return answer{}, apiFailure(&v1.Error{Type: v1.ErrorType(d.errorType), Msg: d.errorMsg}, d.where)
+	}
+	if a.resultType == "" {
+		return answer{}, d.bad("an unexpected result type (nothing)")
+	}
+	return a, nil
+}
+
+func (d *decoder) envelopeField(it *jsoniter.Iterator, key string, a *answer) {
+	switch key {
+	case "status":
+		d.status = it.ReadString()
+	case "errorType":
+		d.errorType = it.ReadString()
+	case "error":
+		d.errorMsg = it.ReadString()
+	case "warnings":
+		a.warnings = d.readStrings(it)
+	case "infos":
+		a.infos = d.readStrings(it)
+	case "data":
+		*a = answer{warnings: a.warnings, infos: a.infos}
+		d.pendingData = nil
+		it.ReadObjectCB(func(it *jsoniter.Iterator, key string) bool {
+			d.dataField(it, key, a)
+			return d.err == nil && it.Error == nil
+		})
+	default:
+		it.Skip()
+	}
+}
+
+func (d *decoder) dataField(it *jsoniter.Iterator, key string, a *answer) {
+	switch key {
+	case "resultType":
+		a.resultType = it.ReadString()
+	case "result":
+		if a.resultType == "" {
+			// Prometheus writes the type first; another order costs a copy of the result.
+			d.pendingData = it.SkipAndReturnBytes()
+			return
+		}
+		d.result(it, a)
+	default:
+		it.Skip()
+	}
+}
+
+// result reads the result array of the answer's type.
+func (d *decoder) result(it *jsoniter.Iterator, a *answer) {
+	switch a.resultType {
+	case "matrix":
+		a.series = d.matrix(it)
+	case "vector":
+		a.samples = d.vector(it)
+	case "scalar":
+		p, _ := d.pair(it, false)
+		a.samples = []Sample{{Labels: Labels{}, Point: p}}
+	case "string":
+		p, text := d.pair(it, true)
+		a.text = text
+		a.samples = []Sample{{Labels: Labels{}, Point: Point{T: p.T}}}
+	default:
+		d.err = &Error{Kind: KindNotPrometheus, URL: d.where, Msg: fmt.Sprintf(
+			"the server at %s answered %s with an unknown result type %q", d.where, d.endpoint, Snippet([]byte(a.resultType), 40))}
+	}
+	if it.Error != nil && !errors.Is(it.Error, io.EOF) && d.err == nil {
+		d.err = d.malformed(it.Error)
+	}
+}
+
+// elements reads the result's array, calling one for each element up to the series limit and
+// counting those past it without decoding them.
+func (d *decoder) elements(it *jsoniter.Iterator, one func(*jsoniter.Iterator)) {
+	n := 0
+	it.ReadArrayCB(func(it *jsoniter.Iterator) bool {
+		n++
+		if d.maxSeries > 0 && n > d.maxSeries {
+			it.Skip()
+		} else {
+			one(it)
+		}
+		return d.err == nil && it.Error == nil
+	})
+	if d.err == nil && it.Error == nil && d.maxSeries > 0 && n > d.maxSeries {
+		d.err = seriesLimitError(d.where, n, d.maxSeries)
+	}
+}
+
+func (d *decoder) matrix(it *jsoniter.Iterator) []Series {
+	out := []Series{}
+	d.elements(it, func(it *jsoniter.Iterator) {
+		s := Series{Labels: Labels{}}
+		d.points, d.seriesLabels = d.points[:0], s.Labels
+		extra := 0 // points past maxPoints: checked, not kept, so they cost no memory
+		it.ReadObjectCB(func(it *jsoniter.Iterator, key string) bool {
+			switch key {
+			case "metric":
+				d.labels(it, s.Labels)
+			case "values":
+				it.ReadArrayCB(func(it *jsoniter.Iterator) bool {
+					p, _ := d.pair(it, false)
+					if d.maxPoints > 0 && len(d.points) >= d.maxPoints {
+						extra++
+					} else {
+						d.points = append(d.points, p)
+					}
+					return d.err == nil && it.Error == nil
+				})
+			case "histograms":
+				d.histograms(it, true)
+			default:
+				it.Skip()
+			}
+			return d.err == nil && it.Error == nil
+		})
+		if extra > 0 && d.err == nil && it.Error == nil {
+			d.err = d.bad(fmt.Sprintf("%d points for series %s, more than the %d its range holds at its step", len(d.points)+extra, s.Labels, d.maxPoints))
+		}
+		// One allocation of the exact size per series; the scratch slice is reused.
+		s.Points = slices.Clone(d.points)
+		out = append(out, s)
+	})
+	return out
+}
+
+func (d *decoder) vector(it *jsoniter.Iterator) []Sample {
+	out := []Sample{}
+	d.elements(it, func(it *jsoniter.Iterator) {
+		s := Sample{Labels: Labels{}}
+		d.seriesLabels = s.Labels
+		hasValue := false
+		it.ReadObjectCB(func(it *jsoniter.Iterator, key string) bool {
+			switch key {
+			case "metric":
+				d.labels(it, s.Labels)
+			case "value":
+				s.Point, _ = d.pair(it, false)
+				hasValue = true
+			case "histogram":
+				d.histograms(it, false)
+			default:
+				it.Skip()
+			}
+			return d.err == nil && it.Error == nil
+		})
+		if !hasValue && d.err == nil && it.Error == nil {
+			d.err = d.bad("a sample without a value for " + s.Labels.String())
+		}
+		out = append(out, s)
+	})
+	return out
+}
+
+// histograms refuses Prometheus' native histograms, which the engine does not read: a series
+// of them would otherwise come back with no points, silently. list: a series' list of
+// [timestamp, histogram] (an empty list holds none); otherwise a sample's one pair.
+func (d *decoder) histograms(it *jsoniter.Iterator, list bool) {
+	if it.WhatIsNext() == jsoniter.NilValue {
+		it.Skip()
+		return
+	}
+	found := !list
+	if list {
+		it.ReadArrayCB(func(it *jsoniter.Iterator) bool {
+			found = true
+			return false
+		})
+	}
+	if !found || it.Error != nil {
+		return
+	}
+	d.err = &Error{Kind: KindBadQuery, URL: d.where, Msg: fmt.Sprintf(
+		"the query returned Prometheus native histograms (series %s), which this data source reads only as float samples: "+
+			"turn them into floats in the query (histogram_quantile, histogram_count, histogram_sum or histogram_fraction)",
+		d.seriesLabels)}
+}
+
+// labels reads a series' label set into l.
+func (d *decoder) labels(it *jsoniter.Iterator, l Labels) {
+	it.ReadMapCB(func(it *jsoniter.Iterator, name string) bool {
+		value := it.ReadString()
+		switch {
+		case it.Error != nil:
+		case name == "" || !utf8.ValidString(name):
+			d.err = d.bad(fmt.Sprintf("an invalid label name %q", name))
+		case !utf8.ValidString(value):
+			d.err = d.bad(fmt.Sprintf("label %s's value %q, which is not UTF-8", name, value))
+		default:
+			l[name] = value
+		}
+		return d.err == nil && it.Error == nil
+	})
+}
+
+// pair reads [timestamp, "value"]; with text, the value is returned as it is instead of parsed.
+func (d *decoder) pair(it *jsoniter.Iterator, text bool) (Point, string) {
+	var p Point
+	var s string
+	if it.WhatIsNext() != jsoniter.ArrayValue || !it.ReadArray() {
+		d.fail(it, "a sample that is not [timestamp, value]")
+		return p, s
+	}
+	d.num = it.SkipAndAppendBytes(d.num[:0])
+	ms, ok := parseTimestamp(d.num)
+	if !ok {
+		d.fail(it, fmt.Sprintf("a timestamp that is not seconds with at most 15 digits and a fraction: %q", d.num))
+		return p, s
+	}
+	p.T = model.Time(ms).Time()
+	if !it.ReadArray() {
+		d.fail(it, "a sample without a value")
+		return p, s
+	}
+	if text {
+		s = it.ReadString()
+	} else {
+		p.V = d.value(it)
+	}
+	if it.ReadArray() {
+		d.fail(it, "a sample with more than [timestamp, value]")
+	}
+	return p, s
+}
+
+// value reads a sample value: a quoted float, "NaN", "+Inf" or "-Inf".
+func (d *decoder) value(it *jsoniter.Iterator) float64 {
+	raw := it.ReadStringAsSlice() // valid until the next read: parsed at once
+	if it.Error != nil {
+		return 0
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil {
+		d.err = d.bad(fmt.Sprintf("a sample value that is not a number: %q", raw))
+	}
+	return f
+}
+
+func (d *decoder) readStrings(it *jsoniter.Iterator) []string {
+	var out []string
+	it.ReadArrayCB(func(it *jsoniter.Iterator) bool {
+		out = append(out, it.ReadString())
+		return it.Error == nil
+	})
+	return out
+}
+
+// fail records a malformed sample unless the iterator already failed (its message is better).
+func (d *decoder) fail(it *jsoniter.Iterator, what string) {
+	if it.Error == nil && d.err == nil {
+		d.err = d.bad(what)
+	}
+}
+
+// bad is an answer that is JSON but not Prometheus' format.
+func (d *decoder) bad(what string) *Error {
+	return &Error{Kind: KindNotPrometheus, URL: d.where, Msg: fmt.Sprintf(
+		"the server at %s answered %s with %s", d.where, d.endpoint, what)}
+}
+
+// malformed is an answer that is not JSON (or ends early).
+func (d *decoder) malformed(err error) *Error {
+	msg := err.Error()
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		msg = "the answer ends before its JSON does"
+	} else if op, rest, ok := strings.Cut(msg, ", error found in #"); ok {
+		// The iterator's message quotes the body around the error; keep a short, printable part.
+		msg = op
+		if _, near, ok := strings.Cut(rest, "bigger context ...|"); ok {
+			msg += " near " + strconv.Quote(Snippet([]byte(strings.TrimSuffix(near, "|...")), 80))
+		}
+	}
+	return &Error{Kind: KindNotPrometheus, URL: d.where, Err: err, Msg: fmt.Sprintf(
+		"the server at %s answered %s with malformed JSON: %s", d.where, d.endpoint, msg)}
+}
+
+// parseTimestamp reads Prometheus' timestamp, seconds with an optional fraction
+// ("1700000000.123"), into milliseconds: digits past the third of the fraction are dropped, as
+// client_golang's model.Time does. Exponents, a leading '+' and leading zeros are refused.
+func parseTimestamp(b []byte) (int64, bool) {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r' || b[0] == '\n') {
+		b = b[1:] // the captured text may start with white space (bytes.TrimLeft costs a sixth of the decoding)
+	}
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	intPart, frac, hasFrac := cutByte(b, '.')
+	if len(intPart) == 0 || len(intPart) > 15 || (len(intPart) > 1 && intPart[0] == '0') || !allDigits(intPart) {
+		return 0, false
+	}
+	if hasFrac && (len(frac) == 0 || !allDigits(frac)) {
+		return 0, false
+	}
+	var ms int64
+	for _, c := range intPart {
+		ms = ms*10 + int64(c-'0')
+	}
+	for i := range 3 {
+		ms *= 10
+		if i < len(frac) {
+			ms += int64(frac[i] - '0')
+		}
+	}
+	if neg {
+		ms = -ms
+	}
+	return ms, true
+}
+
+func cutByte(b []byte, sep byte) (before, after []byte, found bool) {
+	for i, c := range b {
+		if c == sep {
+			return b[:i], b[i+1:], true
+		}
+	}
+	return b, nil, false
+}
+
+func allDigits(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}

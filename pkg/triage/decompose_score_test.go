@@ -225,7 +225,8 @@ func TestChangePoints(t *testing.T) {
 }
 
 // TestScoreLostCapacityIsQueue: node-b stops serving and node-a takes its traffic (×2 there,
-// node-b's 100 req/s gone): the queue node-a builds is lost capacity — queue first, the moved
+// node-b's 100 req/s gone): the queue node-a builds is lost capacity — queue first, named on
+// node-b (the instance that stopped: no load state is read, its traffic is gone), the moved
 // traffic not a surge.
 func TestScoreLostCapacityIsQueue(t *testing.T) {
 	rd := readings("", func(s *Subject, in *Instance) {
@@ -238,8 +239,9 @@ func TestScoreLostCapacityIsQueue(t *testing.T) {
 	}
 	r := Score(rd, DefaultThresholds())
 	t.Logf("%s: %s", r.Verdict, causeList(&r))
-	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseQueue || r.Causes[0].Instance != "node-a:8000" {
-		t.Fatalf("want queue first on node-a: %s", causeList(&r))
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseQueue || r.Causes[0].Instance != "node-b:8000" ||
+		!strings.Contains(r.Causes[0].Summary, "drained or stopped serving") || !strings.Contains(r.Causes[0].Summary, "lost capacity") {
+		t.Fatalf("want queue (lost capacity) first on node-b: %s %v", causeList(&r), r.Summary)
 	}
 	if c := cause(t, &r, CauseTrafficSurge); c.Score >= DefaultThresholds().DiagnosedScore || !strings.Contains(c.Summary, "lost capacity") {
 		t.Errorf("traffic_surge %.3f: %q", c.Score, c.Summary)
@@ -419,5 +421,31 @@ func TestScoreLostCapacity(t *testing.T) {
 	r = Score(rd, DefaultThresholds())
 	if r.Verdict == Diagnosed && r.Causes[0].ID == CauseQueue {
 		t.Errorf("traffic that did not move diagnosed as lost capacity: %s", r.Summary)
+	}
+}
+
+// TestScoreDrainedAtTheWindowsEnd: a server that exports no load state. node-b stopped serving
+// five minutes before the window's end: its mean in the window barely fell, but its last point
+// is 0 and the other instance's last point holds its traffic: lost capacity. The same last
+// points with the other instance not taking the traffic are no cause; a quiet window, no
+// candidate at all.
+func TestScoreDrainedAtTheWindowsEnd(t *testing.T) {
+	rd := readings("", nil)
+	rd.Instances[1].QPS.Now, rd.Instances[1].QPSLast = 80, 0
+	rd.Instances[0].QPS.Now, rd.Instances[0].QPSLast = 110, 195
+	r := Score(rd, DefaultThresholds())
+	t.Logf("%s: %s", r.Verdict, causeList(&r))
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseQueue || r.Causes[0].Instance != "node-b:8000" ||
+		!strings.Contains(r.Causes[0].Summary, "drained or stopped serving") {
+		t.Fatalf("drained: %s %s (%s)", r.Verdict, causeList(&r), r.Summary)
+	}
+	rd.Instances[0].QPSLast = 100
+	if r := Score(rd, DefaultThresholds()); hasCause(&r, CauseQueue) {
+		t.Errorf("traffic gone from one instance, not moved: %s", causeList(&r))
+	}
+	rd = readings("", nil)
+	rd.Instances[0].QPSLast, rd.Instances[1].QPSLast = 97, 104
+	if r := Score(rd, DefaultThresholds()); r.Verdict != Healthy || len(r.Causes) > 0 {
+		t.Errorf("quiet window: %s %s", r.Verdict, causeList(&r))
 	}
 }

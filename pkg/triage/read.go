@@ -60,6 +60,9 @@ type Instance struct {
 	// QPS of the model (the selected version, when one is) and its 7-day same-time-of-day mean.
 	QPS         Pair
 	QPSBaseline float64
+	// QPSLast is the traffic at the window's last point (an instance that stopped serving minutes
+	// before the window's end barely moves its mean); NaN where not read.
+	QPSLast float64
 	// GPU readings of the node: the fullest GPU's memory ratio (mean over the window), the
 	// lowest utilisation of any GPU at any point, and the highest memory ratio in the window.
 	GPUMem, GPUUtil Pair
@@ -268,6 +271,7 @@ func (r *reader) readInstances(ctx context.Context) ([]string, error) {
 	}
 	var names []string
 	qps := map[string]Pair{}
+	last := map[string]float64{}
 	for _, s := range res.Series {
 		in := s.Labels[r.instLbl]
 		if in == "" || !anyFinite(s.V) || (rd.Node != "" && nodeOf(in) != rd.Node) {
@@ -275,6 +279,7 @@ func (r *reader) readInstances(ctx context.Context) ([]string, error) {
 		}
 		names = append(names, in)
 		qps[in] = r.pair(s, mean)
+		last[in] = r.pair(s, lastOf).Now
 	}
 	if o.Instance != "" && len(names) == 0 {
 		names = []string{o.Instance}
@@ -293,7 +298,11 @@ func (r *reader) readInstances(ctx context.Context) ([]string, error) {
 		if !ok {
 			q = nanPair()
 		}
-		rd.Instances = append(rd.Instances, Instance{Name: n, Node: nodeOf(n), QPS: q, QPSBaseline: math.NaN(),
+		l, ok := last[n]
+		if !ok {
+			l = math.NaN()
+		}
+		rd.Instances = append(rd.Instances, Instance{Name: n, Node: nodeOf(n), QPS: q, QPSBaseline: math.NaN(), QPSLast: l,
 			GPUMem: nanPair(), GPUUtil: nanPair(), GPUMemPeak: math.NaN(), XID: nanPair(), ECCUncorrected: nanPair(),
 			CacheHit: nanPair(), Waiting: nanPair(), QueueDepth: nanPair(), Preemption: nanPair(), InputMean: nanPair(),
 			Confidence: nanPair(), Fallback: nanPair(), WaitingDeferred: nanPair(), KVCache: nanPair(),
@@ -618,6 +627,14 @@ func mean(v []float64) float64 {
 		s += x
 	}
 	return s / float64(len(v))
+}
+
+// lastOf is the last of the points (NaN when there are none).
+func lastOf(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	return v[len(v)-1]
 }
 
 // minOf and maxOf are the lowest and highest of the points (NaN when there are none).

@@ -389,25 +389,35 @@ func kvExhaustedCause(in *Instance, th Thresholds) (candidate, bool) {
 			ev("preemptions per request", "percentunit", in.Preemption, fmt.Sprintf("peak %.1f %%; line: +%.1f points", in.PreemptionPeak*100, preemptLine*100))}}, true
 }
 
-// lostCapacityCause: an instance out of service (outOfService) that served the model in the
-// hour before, whose traffic the model's other instances took over (they gained at least half of
-// what it stopped serving). The model then runs on fewer instances: the queue on the others is
-// the consequence, and restoring the instance (or adding one) the remedy, whether or not their
-// latency has moved yet. Where the traffic did not move, the requests may be failing or the
-// demand went away with it: a candidate only.
+// lostCapacityCause: an instance that stopped serving, whose traffic the model's other instances
+// took over (they gained at least half of what it lost, each against its usual traffic). The
+// model then runs on fewer instances: the queue on the others is the consequence, and
+// restoring the instance (or adding one) the remedy, whether or not their latency has moved
+// yet. Stopped serving is read from its load state (outOfService), or, where the server exports
+// none, from its traffic: at least drainedLine of its usual traffic gone with no warm-up or
+// restart seen (drained by the balancer, or down). An instance out of service whose traffic
+// went nowhere (requests failing, or the demand gone with it) is a candidate only.
 func lostCapacityCause(rd *Readings, in *Instance) (candidate, bool) {
-	since, ok := outOfService(rd, in)
+	since, out := outOfService(rd, in)
 	ref, _ := trafficRef(in)
-	lost := ref - math.Max(0, nanZero(in.QPS.Now))
-	if !ok || !(in.QPS.Before > 0) || !(lost > 0) {
+	now := endTraffic(rd, in)
+	lost := ref - now
+	drained := !out && warmFraction(in.Warmup, rd.Window.Start, rd.Window.End) == 0 && lost >= drainedLine*ref
+	if !(out || drained) || !(in.QPS.Before > 0) || !(lost > 0) {
 		return candidate{}, false
 	}
 	others := othersTraffic(rd, in)
 	moved := others.Now-others.Before >= 0.5*lost
+	if drained && !moved {
+		return candidate{}, false // less traffic on one instance, not moved: not capacity
+	}
+	how, note := fmt.Sprintf("%s has not been ready since %s with no restart seen: it stopped serving", in.Name, since.Format("15:04")), "not ready since "+since.Format("15:04")
+	if drained {
+		how, note = fmt.Sprintf("%s serves %.0f %% of its usual traffic with no warm-up or restart seen: it was drained or stopped serving", in.Name, 100*now/ref), "no load state read"
+	}
 	c := candidate{id: CauseQueue, instance: in.Name, score: 0.3,
-		summary: fmt.Sprintf("%s has not been ready since %s with no restart seen: it stopped serving %s (%s vs %s usually)",
-			in.Name, since.Format("15:04"), subjectText(rd.Model, rd.Version), rateText(nanZero(in.QPS.Now)), rateText(ref)),
-		evidence: []Evidence{ev("requests per second on "+in.Name, "reqps", Pair{ref, in.QPS.Now}, "not ready since "+since.Format("15:04")+"; before = its usual traffic"),
+		summary: fmt.Sprintf("%s %s (%s at the window's end vs %s usually)", how, subjectText(rd.Model, rd.Version), rateText(now), rateText(ref)),
+		evidence: []Evidence{ev("requests per second on "+in.Name, "reqps", Pair{ref, now}, note+"; before = its usual traffic, now = at the window's end"),
 			ev("requests per second on the model's other instances", "reqps", others, "before = their usual traffic")}}
 	if !moved {
 		c.summary += "; its traffic did not move to the model's other instances (requests failing, or the demand went with it)"
@@ -425,23 +435,38 @@ func lostCapacityCause(rd *Readings, in *Instance) (candidate, bool) {
 	return c, true
 }
 
-// othersTraffic is the model's traffic on its instances other than in, now against their usual
-// (each one's trafficRef: the 7-day same-time-of-day mean takes the daily curve out of the
-// comparison): from the model's traffic over all its instances against the hour before where
-// the question reads part of the model, else the sum of the others read.
+// drainedLine: an instance that lost this share of its usual traffic to the model's other
+// instances lost capacity (a balancer's spread moves a few per cent, not a quarter).
+const drainedLine = 0.25
+
+// othersTraffic is the model's traffic on its instances other than in, at the window's end
+// against their usual (each one's trafficRef: the 7-day same-time-of-day mean takes the daily
+// curve out of the comparison): from the model's traffic over all its instances against the
+// hour before where the question reads part of the model, else the sum of the others read.
 func othersTraffic(rd *Readings, in *Instance) Pair {
 	if rd.Instance != "" || rd.Node != "" {
 		return Pair{rd.ModelQPS.Before - in.QPS.Before, rd.ModelQPS.Now - nanZero(in.QPS.Now)}
 	}
 	var p Pair
-	for _, o := range rd.Instances {
-		ref, _ := trafficRef(&o)
-		if o.Name != in.Name && ref > 0 && finite(o.QPS.Now) {
+	for i := range rd.Instances {
+		o := &rd.Instances[i]
+		ref, _ := trafficRef(o)
+		if now := endTraffic(rd, o); o.Name != in.Name && ref > 0 && finite(now) {
 			p.Before += ref
-			p.Now += o.QPS.Now
+			p.Now += now
 		}
 	}
 	return p
+}
+
+// endTraffic is an instance's traffic at the window's end where the question reads the whole
+// model (the last point), else its mean in the window, as othersTraffic compares it; an instance
+// that answered nothing serves 0.
+func endTraffic(rd *Readings, in *Instance) float64 {
+	if rd.Instance == "" && rd.Node == "" && finite(in.QPSLast) {
+		return math.Max(0, in.QPSLast)
+	}
+	return math.Max(0, nanZero(in.QPS.Now))
 }
 
 // warmHalf halves the scores of causes a warm-up can mimic while the instance warms up.

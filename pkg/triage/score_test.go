@@ -22,7 +22,7 @@ func steady(instance, version string) Subject {
 }
 
 func calm(name string) Instance {
-	return Instance{Name: name, Node: nodeOf(name), QPS: Pair{100, 100}, QPSBaseline: 100,
+	return Instance{Name: name, Node: nodeOf(name), QPS: Pair{100, 100}, QPSBaseline: 100, QPSLast: math.NaN(),
 		GPUMem: Pair{0.6, 0.6}, GPUUtil: Pair{0.4, 0.4}, GPUMemPeak: 0.6, XID: Pair{0, 0}, ECCUncorrected: Pair{0, 0},
 		CacheHit: Pair{0.985, 0.985}, Waiting: Pair{0.5, 0.5}, QueueDepth: Pair{0.5, 0.5}, Preemption: nanPair(),
 		InputMean: Pair{200, 200}, Confidence: Pair{0.86, 0.86}, Fallback: Pair{0.0005, 0.0005}, WaitingIsQueue: true,

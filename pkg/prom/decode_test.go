@@ -151,7 +151,7 @@ func TestDecodeAnswerRefuses(t *testing.T) {
 func TestDecodeAgreesWithClientGolang(t *testing.T) {
 	c := startStored(t)
 	for _, q := range []struct {
-		path string
+		path  string
 		query url.Values
 	}{
 		{"/api/v1/query_range", url.Values{"query": {"probe_value"}, "start": {"1709294340"}, "end": {"1709294460.5"}, "step": {"7.5"}}},

@@ -449,3 +449,28 @@ func TestScoreDrainedAtTheWindowsEnd(t *testing.T) {
 		t.Errorf("quiet window: %s %s", r.Verdict, causeList(&r))
 	}
 }
+
+// TestScoreMemoryThatRoseExplainsCompute: compute 1.7× its hour before (just past its rise
+// line) while GPU memory climbed from 81 % to 92 %: the memory explains the rise, so
+// compute_memory leads and "compute" (cause not measured) is left out. The same rise on a node
+// whose memory stands at 86 % whatever the load is "compute", and says the memory stood there.
+func TestScoreMemoryThatRoseExplainsCompute(t *testing.T) {
+	rd := readings("", func(s *Subject, in *Instance) {
+		s.Compute.Now, s.P95.Now, s.BaselineRatio = 0.0124*1.7, 0.038, 1.5
+		in.GPUMem, in.GPUMemPeak = Pair{0.806, 0.922}, 0.925
+	})
+	r := Score(rd, DefaultThresholds())
+	t.Logf("%s: %s", r.Verdict, causeList(&r))
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseComputeMemory || hasCause(&r, CauseCompute) {
+		t.Fatalf("memory that rose: %s %s", r.Verdict, causeList(&r))
+	}
+	rd = readings("", func(s *Subject, in *Instance) {
+		s.Compute.Now, s.P95.Now, s.BaselineRatio = 0.0124*2, 0.045, 1.8
+		in.GPUMem, in.GPUMemPeak = Pair{0.86, 0.86}, 0.86
+	})
+	rd.Instances[1].GPUMem, rd.Instances[1].GPUMemPeak = Pair{0.86, 0.86}, 0.86
+	r = Score(rd, DefaultThresholds())
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseCompute || !strings.Contains(r.Causes[0].Summary, "where it stood before") {
+		t.Errorf("standing memory: %s %s (%s)", r.Verdict, causeList(&r), r.Summary)
+	}
+}

@@ -888,8 +888,15 @@ func computeCauses(rd *Readings, s Subject, in *Instance, th Thresholds, half fl
 	}
 	memG := grade(mp.value.Now, mp.warn, mp.crit)
 	phase := phaseGrowth(s)
+	computeScore := (0.5 + 0.2*grade(cr, riseRatio, 4)) * half
+	sc := (0.5*grade(cr, riseRatio, 4)*b2f(cRising) + 0.45*memG*memW) * half
+	if cRising && in != nil && !standingMemory(*in, th) {
+		// A compute rise explained by memory that rose past its line is at least as sure as the
+		// same rise unexplained ("compute"); memory standing at its level explains nothing.
+		sc = math.Max(sc, computeScore+0.1*memG)
+	}
 	var out []candidate
-	if sc := (0.5*grade(cr, riseRatio, 4)*b2f(cRising) + 0.45*memG*memW) * half; memG > 0 && sc > 0 {
+	if memG > 0 && sc > 0 {
 		c := candidate{id: CauseComputeMemory, instance: s.Instance, version: s.Version, score: sc,
 			summary: fmt.Sprintf("compute time of %s is %s (%.1f× the hour before) with %s", who, msText(s.Compute.Now), cr, mp.text),
 			evidence: []Evidence{ev("mean compute time", "s", s.Compute, ""),
@@ -919,7 +926,7 @@ func computeCauses(rd *Readings, s Subject, in *Instance, th Thresholds, half fl
 		out = append(out, c)
 	}
 	if cRising {
-		c := candidate{id: CauseCompute, instance: s.Instance, version: s.Version, score: (0.5 + 0.2*grade(cr, riseRatio, 4)) * half,
+		c := candidate{id: CauseCompute, instance: s.Instance, version: s.Version, score: computeScore,
 			summary: fmt.Sprintf("compute time of %s is %s (%.1f× the hour before, %s); the cause is not among the signals measured here (%s)",
 				who, msText(s.Compute.Now), cr, msText(s.Compute.Before), flatSignals(rd, in, mp)),
 			evidence: []Evidence{ev("mean compute time", "s", s.Compute, ""),
@@ -951,7 +958,11 @@ func flatSignals(rd *Readings, in *Instance, mp pressure) string {
 			not = append(not, what)
 		}
 	}
-	add("memory", finite(mp.value.Now))
+	mem := "memory"
+	if finite(mp.value.Now) && mp.value.Now > mp.warn {
+		mem = fmt.Sprintf("memory (%.0f %%, past its warning line but where it stood before)", mp.value.Now*100)
+	}
+	add(mem, finite(mp.value.Now))
 	if in != nil {
 		add("input length", finite(in.InputMean.Now))
 		add("XID/ECC", finite(in.XID.Now) || finite(in.ECCUncorrected.Now))

@@ -281,16 +281,18 @@ func concerns(c testbed.Case, labels map[string]string, s *testbed.Scenario) boo
 // ControlAsk.
 func question(c testbed.Case, o Outcome, s *testbed.Scenario, scope alerting.Scope) triage.Options {
 	q := triage.Options{Model: c.Model}
+	var gpu [2]string // node and GPU of a GPU alert
+	if o.Alert != nil && scope == alerting.ScopeGPU {
+		gpu = gpuSubject(o.Alert.Labels)
+	}
 	switch {
 	case c.Kind == testbed.CaseWarmup:
 		q.To = c.Onset.Add(UncaughtAsk)
 	case c.Kind.Control():
 		q.To = c.Onset.Add(ControlAsk)
-	case o.Alert != nil && scope == alerting.ScopeGPU && gpuSubject(o.Alert.Labels) != [2]string{}:
+	case gpu != [2]string{}:
 		q.To = o.Alert.Start
-		q.Model = ""
-		sub := gpuSubject(o.Alert.Labels)
-		q.Node, q.GPU = sub[0], sub[1]
+		q.Model, q.Node, q.GPU = "", gpu[0], gpu[1]
 	case o.Alert != nil:
 		q.To = o.Alert.Start
 		for _, v := range o.Alert.Labels {

@@ -133,7 +133,7 @@ func findRecent(ctx context.Context, e *engine.Engine, o Options) (*RecentChange
 	if err != nil {
 		return nil, 0, r.rd.Queries, err
 	}
-	total, keys = r.subjectSeries(res.Series, "p95")
+	total, keys = r.subjectSum(res.Series, "p95")
 	return strongestChange(total, keys, o, "P95"), r.rng.MinStep, r.rd.Queries, nil
 }
 

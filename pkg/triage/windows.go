@@ -201,11 +201,6 @@ func (r *reader) subjectTimes(series []engine.Series) (map[string]*engine.Series
 	return r.subjectSum(series, "queue", "compute", "network")
 }
 
-// subjectSeries is one series per subject of the type's series named name.
-func (r *reader) subjectSeries(series []engine.Series, name string) (map[string]*engine.Series, []string) {
-	return r.subjectSum(series, name)
-}
-
 // subjectSum adds, per subject (model version on instance), the series named in names; a point
 // missing from any but "network" is missing from the sum.
 func (r *reader) subjectSum(series []engine.Series, names ...string) (map[string]*engine.Series, []string) {

@@ -30,12 +30,13 @@ func hasCause(r *Report, id string) bool {
 }
 
 // TestScoreStableQueueSurgeBesideCanary (symptom 1): the stable version's queue surges on the
-// instance where a canary deployed 2 hours ago takes a quarter of the traffic. The queue leads
+// instance where a canary deployed 2 hours ago takes a fifth of the traffic (the instance's
+// traffic 1.35× the hour before: under the surge line, the queue is the batching's). The queue leads
 // the decomposition and ranks first; the stable version is not "slower than the canary" (it is
 // not new), and the canary, no slower in compute than the version it joined, is not blamed.
 func TestScoreStableQueueSurgeBesideCanary(t *testing.T) {
 	rd := readings("", func(s *Subject, in *Instance) {
-		s.Queue.Now, s.QPS.Now, in.QPS.Now, in.QueueDepth.Now = 0.032, 150, 175, 5
+		s.Queue.Now, s.QPS.Now, in.QPS.Now, in.QueueDepth.Now = 0.032, 110, 135, 5
 		s.P95.Now, s.BaselineRatio, s.Jitter.Now = 0.09, 3.6, 6.7
 	})
 	canary := steady("node-a:8000", "v2")
@@ -331,6 +332,32 @@ func TestScoreSurgeExplainsTheQueue(t *testing.T) {
 	}
 	if c := cause(t, &r, CauseTrafficSurge); !strings.Contains(c.Summary, "lost capacity") {
 		t.Errorf("traffic_surge %q", c.Summary)
+	}
+}
+
+// TestSurgeStep: the arrivals stepped past the surge line against one reference and past the
+// floor against the other. The 7-day same-time-of-day mean misses a weekday's level, the hour
+// before misses the daily curve; a level that has stood for an hour is no step.
+func TestSurgeStep(t *testing.T) {
+	nan := math.NaN()
+	for _, c := range []struct {
+		name        string
+		usual, hour float64
+		want        bool
+	}{
+		{"half again both", 1.56, 1.60, true},
+		{"a quiet weekend in the 7-day mean", 1.55, 2.54, true},
+		{"the morning's rise in the hour before", 1.52, 1.37, true},
+		{"under the line against both", 1.4, 1.45, false},
+		{"high for an hour already: no step", 2.0, 1.1, false},
+		{"back from a dip to near its usual level", 1.2, 1.6, false},
+		{"only the hour before, past the line", nan, 1.5, true},
+		{"only the usual, under it", 1.45, nan, false},
+		{"nothing read", nan, nan, false},
+	} {
+		if got := surgeStep(c.usual, c.hour); got != c.want {
+			t.Errorf("%s: surgeStep(%g, %g) = %v, want %v", c.name, c.usual, c.hour, got, c.want)
+		}
 	}
 }
 

@@ -202,14 +202,15 @@ var undiluted = map[string]bool{
 
 // settleRecent keeps a diagnosis of a change seen at one point only (the change is younger
 // than the rate window: every ratio after it still holds the minutes before it) when the first
-// cause rests on undiluted evidence; otherwise the change is too recent to attribute: no
+// cause rests on undiluted evidence or on a step past its line (stepBound: diluted, it is only
+// understated); otherwise the change is too recent to attribute: no
 // direction, the causes stay listed as candidates with their confidence, and the summary says
 // to ask again.
 func settleRecent(rep *Report, rc *RecentChange) {
 	if rc.Points >= 2 || rep.Verdict == Healthy {
 		return
 	}
-	if rep.Verdict == Diagnosed && undiluted[rep.Causes[0].ID] {
+	if rep.Verdict == Diagnosed && (undiluted[rep.Causes[0].ID] || rep.Causes[0].stepBound) {
 		return
 	}
 	what := candidatesText(rep.Causes)

@@ -99,7 +99,8 @@ func TestRecentSpanComparesAfterTheChange(t *testing.T) {
 // TestSettleRecent: a change seen at one point only is younger than the rate window, so the
 // ratios after it still hold the minutes before it. A first cause graded on such ratios is too
 // recent to attribute (no direction, the causes kept as candidates); one resting on an event, a
-// level past its line or versions side by side stands; two points past the line stand.
+// level past its line, versions side by side or a traffic step past the surge line (which the
+// dilution can only understate) stands; two points past the line stand.
 func TestSettleRecent(t *testing.T) {
 	at := tEnd
 	cases := []struct {
@@ -108,20 +109,22 @@ func TestSettleRecent(t *testing.T) {
 		verdict Verdict
 		first   string
 		want    Verdict
+		bound   bool
 	}{
-		{"queue at one point: too recent", 1, Diagnosed, CauseQueue, NoDirection},
-		{"traffic at one point: too recent", 1, Diagnosed, CauseTrafficSurge, NoDirection},
-		{"compute alone at one point: too recent", 1, Diagnosed, CauseCompute, NoDirection},
-		{"memory past its line at one point stands", 1, Diagnosed, CauseComputeMemory, Diagnosed},
-		{"an ECC event at one point stands", 1, Diagnosed, CauseHardware, Diagnosed},
-		{"a deploy side by side at one point stands", 1, Diagnosed, CauseModelRegression, Diagnosed},
-		{"queue at two points stands", 2, Diagnosed, CauseQueue, Diagnosed},
-		{"healthy stays healthy", 1, Healthy, "", Healthy},
+		{"queue at one point: too recent", 1, Diagnosed, CauseQueue, NoDirection, false},
+		{"traffic at one point: too recent", 1, Diagnosed, CauseTrafficSurge, NoDirection, false},
+		{"a traffic step past the surge line at one point stands", 1, Diagnosed, CauseTrafficSurge, Diagnosed, true},
+		{"compute alone at one point: too recent", 1, Diagnosed, CauseCompute, NoDirection, false},
+		{"memory past its line at one point stands", 1, Diagnosed, CauseComputeMemory, Diagnosed, false},
+		{"an ECC event at one point stands", 1, Diagnosed, CauseHardware, Diagnosed, false},
+		{"a deploy side by side at one point stands", 1, Diagnosed, CauseModelRegression, Diagnosed, false},
+		{"queue at two points stands", 2, Diagnosed, CauseQueue, Diagnosed, false},
+		{"healthy stays healthy", 1, Healthy, "", Healthy, false},
 	}
 	for _, c := range cases {
 		rep := Report{Verdict: c.verdict, Confidence: "high", Summary: "s"}
 		if c.first != "" {
-			rep.Causes = []Cause{{ID: c.first, Score: 0.8, Confidence: "high"}, {ID: CauseTrafficSurge, Score: 0.3, Confidence: "low"}}
+			rep.Causes = []Cause{{ID: c.first, Score: 0.8, Confidence: "high", stepBound: c.bound}, {ID: CauseTrafficSurge, Score: 0.3, Confidence: "low"}}
 		}
 		settleRecent(&rep, &RecentChange{At: at, Where: "m v1 on node-a:8000", Level: 0.02, Now: 0.07, Points: c.points})
 		if rep.Verdict != c.want {

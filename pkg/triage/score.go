@@ -128,6 +128,9 @@ type candidate struct {
 	model, instance, version string
 	summary                  string
 	evidence                 []Evidence
+	// stepBound: the cause rests on a step past its line, which a change younger than the rate
+	// window can only understate (settleRecent keeps it).
+	stepBound bool
 }
 
 // Score ranks the causes in rd under th and writes the report.
@@ -245,7 +248,7 @@ func (q question) causes(best map[string]candidate) []Cause {
 			gpu = q.gpu
 		}
 		out = append(out, Cause{ID: id, Title: info.title, Layer: info.layer, Score: c.score, Confidence: confidence(c.score),
-			Summary: c.summary, Model: c.model, Instance: c.instance, Version: c.version, Evidence: c.evidence, Next: info.next,
+			Summary: c.summary, Model: c.model, Instance: c.instance, Version: c.version, Evidence: c.evidence, Next: info.next, stepBound: c.stepBound,
 			Links: links(id, q.before.Start, q.window.End, c.model, version, c.instance, gpu)})
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -549,25 +552,44 @@ func trafficRatio(in *Instance) float64 {
 	return ratio(in.QPS.Now, ref)
 }
 
-// surgeLine is the traffic against its usual level from which a surge explains a queue by
-// itself: an instance sized for its usual peak does not absorb twice its traffic. Below it a
-// queue that grew out of proportion with the traffic is the batching's or the concurrency's
-// (the queue cause), as the brief's batch client at 1.5× is.
-const surgeLine = 2
+// surgeLine and surgeFloor: a surge explains a queue by itself when the instance receives at
+// least surgeLine × its traffic against one reference and surgeFloor × against the other. The
+// 7-day same-time-of-day mean takes the daily curve out but not a weekday's difference from the
+// weekend; the hour before takes the week out but not the daily curve: a step in the arrivals
+// stands out against both. Half again the arrivals on a service sized for its usual load, with
+// compute flat, pushes a batching server towards saturation, where the wait grows much faster
+// than the load (1/(1 − utilisation)); below the line the queue is the batching's or the
+// concurrency's (the queue cause) as far as the readings tell.
+const (
+	surgeLine  = 1.5
+	surgeFloor = 1.25
+)
 
-// trafficExplainsQueue says whether the instance receives at least surgeLine × its usual
-// traffic, not moved from the model's other instances: the surge, not the queue it builds, is
-// then the cause.
+// trafficExplainsQueue says whether the instance's traffic stepped past the surge line (above),
+// not moved from the model's other instances: the surge, not the queue it builds, is then the
+// cause. The ratio returned is against its usual traffic (trafficRatio).
 func trafficExplainsQueue(rd *Readings, instance string) (float64, bool) {
 	in := rd.instance(instance)
 	if in == nil {
 		return math.NaN(), false
 	}
 	r := trafficRatio(in)
-	if moved, _ := movedTraffic(rd, in); moved || !(r >= surgeLine) {
+	if moved, _ := movedTraffic(rd, in); moved || !surgeStep(r, ratio(in.QPS.Now, in.QPS.Before)) {
 		return r, false
 	}
 	return r, true
+}
+
+// surgeStep applies the surge line to the traffic against its usual level and against the hour
+// before; with only one of them it must pass the line.
+func surgeStep(usual, hour float64) bool {
+	switch {
+	case finite(usual) && finite(hour):
+		return math.Max(usual, hour) >= surgeLine && math.Min(usual, hour) >= surgeFloor
+	case finite(usual):
+		return usual >= surgeLine
+	}
+	return hour >= surgeLine
 }
 
 // modelTraffic is the model's QPS over all its instances in each window.

@@ -51,10 +51,16 @@ func TestScoreRanksEachCause(t *testing.T) {
 		verdict Verdict
 	}{
 		{"quiet", "", nil, "", Healthy},
+		// The queue over traffic that rose 1.2× (under the surge line): the batching's.
 		{"queue surge", "", func(s *Subject, in *Instance) {
-			s.Queue.Now, s.QPS.Now, in.QPS.Now, in.QueueDepth.Now = 0.032, 150, 150, 5
+			s.Queue.Now, s.QPS.Now, in.QPS.Now, in.QueueDepth.Now = 0.032, 120, 120, 5
 			s.P95.Now, s.BaselineRatio, s.Jitter.Now = 0.09, 3.6, 6.7
 		}, CauseQueue, Diagnosed},
+		// The same queue with the traffic at 1.6×: the surge explains it.
+		{"queue under a surge", "", func(s *Subject, in *Instance) {
+			s.Queue.Now, s.QPS.Now, in.QPS.Now, in.QueueDepth.Now = 0.032, 160, 160, 5
+			s.P95.Now, s.BaselineRatio, s.Jitter.Now = 0.09, 3.6, 6.7
+		}, CauseTrafficSurge, Diagnosed},
 		{"traffic alone", "", func(s *Subject, in *Instance) { in.QPS.Now, s.QPS.Now = 220, 220 }, CauseTrafficSurge, Diagnosed},
 		{"compute with memory", "", func(s *Subject, in *Instance) {
 			s.Compute.Now, in.GPUMem.Now, in.GPUMemPeak = 0.055, 0.935, 0.94

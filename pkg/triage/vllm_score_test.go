@@ -49,7 +49,7 @@ func TestScoreVLLMReadings(t *testing.T) {
 			s.P95.Now, s.BaselineRatio = 0.3, 12
 		}, Diagnosed, CauseKVCache, []string{"the KV cache of node-a:8000 is near full (97.0 %", "2.0 % of the requests are preempted", "decode grew"}},
 		{"load backlog", func(s *Subject, in *Instance) {
-			s.Queue.Now, s.QPS.Now, in.QPS.Now, in.QueueDepth.Now = 0.032, 150, 150, 5
+			s.Queue.Now, s.QPS.Now, in.QPS.Now, in.QueueDepth.Now = 0.032, 120, 120, 5
 			in.Waiting, in.WaitingDeferred = Pair{0.5, 5}, Pair{0.05, 0.5}
 			s.P95.Now, s.BaselineRatio, s.Jitter.Now = 0.09, 3.6, 6.7
 		}, Diagnosed, CauseQueue, []string{"the backlog is load: 90 %"}},

@@ -177,6 +177,32 @@ func TestScoreIdleGPUOfAnotherModel(t *testing.T) {
 	}
 }
 
+// TestScoreHardwareOfAnotherModel: uncorrected ECC errors on node-a that the model's own
+// requests there show no sign of leave a model without symptoms healthy, the event listed for
+// the node's owners; the same event under the model's own slowdown is still a candidate, and
+// where its requests show it (a slower service) it counts in full.
+func TestScoreHardwareOfAnotherModel(t *testing.T) {
+	ecc := func(in *Instance) { in.ECCUncorrected = Pair{0, 2} }
+	rd := readings("", func(_ *Subject, in *Instance) { ecc(in) })
+	r := Score(rd, DefaultThresholds())
+	t.Logf("quiet model: %s: %s; %s", r.Verdict, causeList(&r), r.Summary)
+	if r.Verdict != Healthy || !hasCause(&r, CauseHardware) || !strings.Contains(r.Summary, "shows in none of its requests") {
+		t.Errorf("want healthy with the ECC event listed: %s %s", r.Verdict, causeList(&r))
+	}
+	rd = readings("", func(s *Subject, in *Instance) {
+		ecc(in)
+		s.Compute.Now, s.P95.Now, s.BaselineRatio = 0.055, 0.3, 12
+	})
+	r = Score(rd, DefaultThresholds())
+	t.Logf("own slowdown: %s: %s", r.Verdict, causeList(&r))
+	if r.Verdict == Healthy {
+		t.Errorf("a slowdown with an ECC event read healthy: %s", causeList(&r))
+	}
+	if c := cause(t, &r, CauseHardware); strings.Contains(c.Summary, "weighed half") {
+		t.Errorf("the model's own slowdown shows the event, yet it is weighed half: %q", c.Summary)
+	}
+}
+
 // TestScoreFasterNewVersionIsNoCause: a version deployed in the window and 5 % faster than the
 // one it replaced is not a cause (a control of the corpus: healthy).
 func TestScoreFasterNewVersionIsNoCause(t *testing.T) {

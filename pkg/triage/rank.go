@@ -126,7 +126,8 @@ func deployedOnInstance(rds []*Readings, all []candidate) []candidate {
 // carry no model, so in a model question that names no GPU, an idle GPU or a hardware event on
 // the node is the model's cause only when the model's own requests show it (answered by the
 // fallback path, slower, failing). Otherwise the GPU may serve another model: an idle GPU is
-// then co-tenant evidence, not a cause, and hardware weighs half.
+// then co-tenant evidence, not a cause, and hardware weighs half (and leaves a model without
+// symptoms healthy: onlyUnseen).
 func (g *gathered) own(q question, rd *Readings, in *Instance, c candidate) (candidate, bool) {
 	if q.byNode || rd.GPU != "" || (c.id != CauseGPUIdle && c.id != CauseHardware) || ownSign(rd, in) {
 		return c, true
@@ -141,6 +142,7 @@ func (g *gathered) own(q question, rd *Readings, in *Instance, c candidate) (can
 		return c, false
 	}
 	c.score *= 0.5
+	c.unseen = true
 	c.summary += fmt.Sprintf(" (weighed half: %s's own requests on %s show no sign of it; the GPU may serve another model)", rd.Model, in.Name)
 	return c, true
 }

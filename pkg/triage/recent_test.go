@@ -169,15 +169,22 @@ func TestScoreGPUWentIdle(t *testing.T) {
 }
 
 // TestScoreEventCandidateAtWindowEnd: an XID at the window's end before the model's requests
-// show anything is listed as a candidate with its confidence, and the answer is no direction
-// saying so — never a diagnosis without evidence past its line.
+// show anything is listed as a candidate with its confidence — never a diagnosis without
+// evidence past its line. Asked about the model, whose requests show nothing, the answer is
+// healthy with the event listed for the node's owners; asked about the GPU (its alert's link),
+// the event is the subject's own and counts in full.
 func TestScoreEventCandidateAtWindowEnd(t *testing.T) {
 	r := Score(readings("", func(s *Subject, in *Instance) { in.XID.Now = 1 }), DefaultThresholds())
-	if r.Verdict != NoDirection || len(r.Causes) == 0 || r.Causes[0].ID != CauseHardware || r.Causes[0].Score >= 0.5 {
+	if r.Verdict != Healthy || len(r.Causes) == 0 || r.Causes[0].ID != CauseHardware || r.Causes[0].Score >= 0.5 {
 		t.Fatalf("%s %s", r.Verdict, causeList(&r))
 	}
-	if !strings.Contains(r.Summary, "candidates below the diagnosis line: hardware 0.30 (low)") {
+	if !strings.Contains(r.Summary, "shows in none of its requests") {
 		t.Errorf("summary: %s", r.Summary)
+	}
+	rd := readings("", func(s *Subject, in *Instance) { in.XID.Now = 1 })
+	rd.GPU = "0"
+	if r = Score(rd, DefaultThresholds()); r.Verdict != Diagnosed || r.Causes[0].ID != CauseHardware || strings.Contains(r.Causes[0].Summary, "weighed half") {
+		t.Errorf("GPU question: %s %s", r.Verdict, causeList(&r))
 	}
 }
 

@@ -131,6 +131,8 @@ type candidate struct {
 	// stepBound: the cause rests on a step past its line, which a change younger than the rate
 	// window can only understate (settleRecent keeps it).
 	stepBound bool
+	// unseen: a node's hardware event the model's own requests show no sign of (gathered.own).
+	unseen bool
 }
 
 // Score ranks the causes in rd under th and writes the report.
@@ -192,9 +194,12 @@ func score(q question, rds []*Readings, th Thresholds) Report {
 		c := r.Causes[0]
 		r.Summary = fmt.Sprintf("%s: %s", c.Title, c.Summary)
 		r.Confidence = c.Confidence
-	case len(g.symptoms) == 0 && top < th.AnomalyLow:
+	case len(g.symptoms) == 0 && (top < th.AnomalyLow || onlyUnseen(r.Causes, th)):
 		r.Verdict = Healthy
 		r.Summary = healthySummary(q, rds, g.subjects)
+		if top >= th.AnomalyLow {
+			r.Summary += "; a hardware event on its node shows in none of its requests (listed below for the node's owners: " + r.Causes[0].Summary + ")"
+		}
 		r.Confidence = "high"
 		if len(r.NotMeasured) > 3 {
 			r.Confidence = "medium" // healthy in what was read; part of the picture is missing
@@ -215,6 +220,22 @@ func score(q question, rds []*Readings, th Thresholds) Report {
 		r.Confidence = "low"
 	}
 	return r
+}
+
+// onlyUnseen says whether every cause past the anomaly line is a node's hardware event that the
+// model's own requests show no sign of: with no symptom either, the model is healthy and the
+// event belongs to the node's hardware alert (the cause stays listed, its summary says so).
+func onlyUnseen(cs []Cause, th Thresholds) bool {
+	seen := false
+	for _, c := range cs {
+		if c.Score >= th.AnomalyLow {
+			if !c.unseen {
+				return false
+			}
+			seen = true
+		}
+	}
+	return seen
 }
 
 // candidatesText names the first causes of an undiagnosed answer with their scores and
@@ -248,7 +269,7 @@ func (q question) causes(best map[string]candidate) []Cause {
 			gpu = q.gpu
 		}
 		out = append(out, Cause{ID: id, Title: info.title, Layer: info.layer, Score: c.score, Confidence: confidence(c.score),
-			Summary: c.summary, Model: c.model, Instance: c.instance, Version: c.version, Evidence: c.evidence, Next: info.next, stepBound: c.stepBound,
+			Summary: c.summary, Model: c.model, Instance: c.instance, Version: c.version, Evidence: c.evidence, Next: info.next, stepBound: c.stepBound, unseen: c.unseen,
 			Links: links(id, q.before.Start, q.window.End, c.model, version, c.instance, gpu)})
 	}
 	sort.Slice(out, func(i, j int) bool {

@@ -80,8 +80,9 @@ func TestScoreRanksEachCause(t *testing.T) {
 			in.XID.Now, in.ECCUncorrected.Now = 2, 1
 			s.Compute.Now, s.P95.Now, s.BaselineRatio = 0.02, 0.04, 1.6
 		}, CauseHardware, Diagnosed},
-		// The same events with the model untouched weigh half: no direction, not the model's cause.
-		{"hardware the model does not feel", "", func(_ *Subject, in *Instance) { in.XID.Now, in.ECCUncorrected.Now = 2, 1 }, CauseHardware, NoDirection},
+		// The same events with the model untouched weigh half and leave it healthy: listed for
+		// the node's owners, not the model's cause.
+		{"hardware the model does not feel", "", func(_ *Subject, in *Instance) { in.XID.Now, in.ECCUncorrected.Now = 2, 1 }, CauseHardware, Healthy},
 		{"cache drop", "", func(_ *Subject, in *Instance) { in.CacheHit.Now = 0.4 }, CauseFramework, Diagnosed},
 		{"input shift", "", func(_ *Subject, in *Instance) { in.InputMean.Now = 700 }, CauseInputShift, Diagnosed},
 		{"warm-up beats its cold cache", "", func(s *Subject, in *Instance) {

@@ -213,8 +213,8 @@ type Cause struct {
 	Links      []Link     `json:"links"`
 	// Window is the change point the cause was found in, in a window longer than LongWindow.
 	Window *Window `json:"window,omitempty"`
-	// stepBound: see candidate.
-	stepBound bool
+	// stepBound and unseen: see candidate.
+	stepBound, unseen bool
 }
 
 // Step is one of the triage path's five steps with what it found.

@@ -203,6 +203,29 @@ func TestScoreHardwareOfAnotherModel(t *testing.T) {
 	}
 }
 
+// TestScoreChangeInAShareOfTheRequests: a fifth of the requests carry inputs four times longer.
+// The P95 rises 1.6× while the mean compute grows 3 ms (1.25×): under the total's 5 ms line, so
+// before, nothing led and the input shift stayed a weak candidate. The P95's rise stands for the
+// total's, compute holds the mean's rise and leads, and the input shift explains it. A P95 that
+// rose while the mean stood still (one slow request in a quiet window) leads nothing.
+func TestScoreChangeInAShareOfTheRequests(t *testing.T) {
+	share := func(compute float64) Report {
+		return Score(readings("", func(s *Subject, in *Instance) {
+			s.Compute.Now, s.P95.Now, in.InputMean.Now = compute, 0.04, 320
+		}), DefaultThresholds())
+	}
+	r := share(0.0155)
+	t.Logf("share: %s %s lead %q: %s", r.Verdict, causeList(&r), r.Lead, r.Summary)
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseInputShift || r.Lead != SegCompute {
+		t.Errorf("want input_shift first under a compute lead: %s lead %q", causeList(&r), r.Lead)
+	}
+	r = share(0.0125)
+	t.Logf("mean still: %s %s lead %q", r.Verdict, causeList(&r), r.Lead)
+	if r.Lead != "" || r.Verdict == Diagnosed {
+		t.Errorf("a P95 without the mean's rise led %q: %s %s", r.Lead, r.Verdict, causeList(&r))
+	}
+}
+
 // TestScoreFasterNewVersionIsNoCause: a version deployed in the window and 5 % faster than the
 // one it replaced is not a cause (a control of the corpus: healthy).
 func TestScoreFasterNewVersionIsNoCause(t *testing.T) {

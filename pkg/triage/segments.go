@@ -49,6 +49,22 @@ var segmentOf = map[string]string{
 // leads and every cause stands on its own evidence.
 const totalRise = 1.2
 
+// A change confined to a share of the requests (one client's long inputs, one GPU of several)
+// lifts the P95 past the latency alert's P1 line (tailLine×, and riseAbs) before the mean
+// moves by riseAbs: the P95's rise then stands for the total's, provided the mean rose too (by
+// tailMean×), and the segment holding at least tailShare of the mean's rise leads.
+const (
+	tailLine  = 1.5
+	tailMean  = 1.05
+	tailShare = 2.0 / 3
+)
+
+// tailRise says whether the subject's change is confined to a share of its requests (above).
+func tailRise(s Subject, total Pair) bool {
+	return ratio(s.P95.Now, s.P95.Before) >= tailLine && s.P95.Now-s.P95.Before >= riseAbs &&
+		ratio(total.Now, total.Before) >= tailMean
+}
+
 // offLead weighs a cause whose segment did not lead the change.
 const offLead = 0.6
 
@@ -90,6 +106,10 @@ func decompose(s Subject, who string) decomp {
 	}
 	change := d.total.Now - d.total.Before
 	grew := finite(change) && change >= riseAbs && ratio(d.total.Now, d.total.Before) >= totalRise
+	segLine := riseAbs
+	if !grew && tailRise(s, d.total) {
+		grew, segLine = true, tailShare*change
+	}
 	best := 0.0
 	seg := func(name, parent string, p Pair, note string) SegmentChange {
 		c := SegmentChange{Segment: name, Parent: parent, Before: num(p.Before), Now: num(p.Now), Change: num(dust(p.Now - p.Before)), Note: note}
@@ -106,7 +126,7 @@ func decompose(s Subject, who string) decomp {
 		if x.name == SegCompute && finite(s.Prefill.Now) && finite(s.Decode.Now) {
 			d.segs = append(d.segs, seg(SegPrefill, SegCompute, s.Prefill, ""), seg(SegDecode, SegCompute, s.Decode, ""))
 		}
-		if dx := x.p.Now - x.p.Before; grew && finite(dx) && dx >= riseAbs && dx > best {
+		if dx := x.p.Now - x.p.Before; grew && finite(dx) && dx >= segLine && dx > best {
 			best, d.lead = dx, x.name
 		}
 	}

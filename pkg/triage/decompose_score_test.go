@@ -154,6 +154,13 @@ func TestScoreComputeWithoutMemoryData(t *testing.T) {
 	if r := Score(rd, DefaultThresholds()); r.Causes[0].ID != CauseComputeMemory || hasCause(&r, CauseCompute) {
 		t.Errorf("with memory: %s", causeList(&r))
 	}
+	// Compute 1.45× (under its own 1.5× line) holding the whole rise of a total that grew past
+	// its line (1.2× and 5 ms) still leads the change: "compute", not no direction.
+	rd = readings("", func(s *Subject, in *Instance) { s.Compute.Now, s.P95.Now, s.BaselineRatio = 0.018, 0.032, 1.3 })
+	rd.Subjects[0].Compute.Before = 0.0124
+	if r := Score(rd, DefaultThresholds()); r.Verdict != Diagnosed || r.Causes[0].ID != CauseCompute || r.Lead != SegCompute {
+		t.Errorf("compute 1.45× leading: %s %s lead %q", r.Verdict, causeList(&r), r.Lead)
+	}
 }
 
 // TestScoreIdleGPUOfAnotherModel (symptom 5): in a model question, a GPU of the node that sits

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -968,7 +969,9 @@ func computeCauses(rd *Readings, s Subject, in *Instance, th Thresholds, half fl
 		}
 		out = append(out, c)
 	}
-	if cRising {
+	// Compute that leads the latency change (decompose) is the segment's finding even under its
+	// own 1.5× line: the change the engineer was paged for is in compute.
+	if cRising || (cr > 1 && decompose(s, who).lead == SegCompute) {
 		c := candidate{id: CauseCompute, instance: s.Instance, version: s.Version, score: computeScore,
 			summary: fmt.Sprintf("compute time of %s is %s (%.1f× the hour before, %s); the cause is not among the signals measured here (%s)",
 				who, msText(s.Compute.Now), cr, msText(s.Compute.Before), flatSignals(rd, in, mp)),
@@ -1240,18 +1243,26 @@ func stepJump(rds []*Readings) string {
 	return f
 }
 
+// pctOr writes a ratio as a percentage with the given decimals, or "not measured".
+func pctOr(x float64, decimals int) string {
+	if !finite(x) {
+		return "not measured"
+	}
+	return strconv.FormatFloat(x*100, 'f', decimals, 64) + " %"
+}
+
 func stepGPU(rd *Readings, th Thresholds) string {
 	var parts []string
 	for _, in := range rd.Instances {
 		if !finite(in.GPUMem.Now) && !finite(in.GPUUtil.Now) {
 			continue
 		}
+		read := fmt.Sprintf("%s memory (%s before), lowest utilisation %s", pctOr(in.GPUMem.Now, 1), pctOr(in.GPUMem.Before, 1), pctOr(in.GPUUtil.Now, 0))
 		var p string
 		if rd.GPU != "" {
-			p = fmt.Sprintf("GPU %s of %s (the GPU asked about; the other GPUs are not read): %.1f %% memory (%.1f %% before), lowest utilisation %.0f %%",
-				rd.GPU, in.Node, in.GPUMem.Now*100, in.GPUMem.Before*100, in.GPUUtil.Now*100)
+			p = fmt.Sprintf("GPU %s of %s (the GPU asked about; the other GPUs are not read): %s", rd.GPU, in.Node, read)
 		} else {
-			p = fmt.Sprintf("%s: fullest GPU %.1f %% memory (%.1f %% before), lowest utilisation %.0f %%", in.Node, in.GPUMem.Now*100, in.GPUMem.Before*100, in.GPUUtil.Now*100)
+			p = fmt.Sprintf("%s: fullest GPU %s", in.Node, read)
 		}
 		switch {
 		case finite(in.KVCache.Now):

@@ -391,6 +391,30 @@ func TestScoreSurgeExplainsTheQueue(t *testing.T) {
 	}
 }
 
+// TestScoreQueueOverFlatTraffic: the queue grows 3.8× to half the service time while compute and
+// the arrivals stand still (a smaller max batch size): the queue leads and is the segment's
+// diagnosis, as the brief's split rule reads it. With the arrivals up 1.3× (under the surge
+// line, above flat) the same queue is not raised: a small surge or the batching, the readings
+// cannot tell.
+func TestScoreQueueOverFlatTraffic(t *testing.T) {
+	queue := func(qps float64) Report {
+		return Score(readings("", func(s *Subject, in *Instance) {
+			s.Queue.Now, s.P95.Now, s.BaselineRatio = 0.0136, 0.04, 1.6
+			s.QPS.Now, in.QPS.Now = qps, qps
+		}), DefaultThresholds())
+	}
+	r := queue(101)
+	t.Logf("flat: %s %s", r.Verdict, causeList(&r))
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseQueue || !strings.Contains(r.Causes[0].Summary, "batching policy") {
+		t.Errorf("want queue diagnosed: %s %s", r.Verdict, causeList(&r))
+	}
+	r = queue(130)
+	t.Logf("1.3×: %s %s", r.Verdict, causeList(&r))
+	if r.Verdict == Diagnosed {
+		t.Errorf("a queue under 1.3× the traffic diagnosed: %s", causeList(&r))
+	}
+}
+
 // TestSurgeStep: the arrivals stepped past the surge line against one reference and past the
 // floor against the other. The 7-day same-time-of-day mean misses a weekday's level, the hour
 // before misses the daily curve; a level that has stood for an hour is no step.

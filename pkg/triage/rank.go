@@ -207,6 +207,12 @@ func weigh(c *candidate, rd *Readings, leads map[string]decomp, top *decomp) {
 func explainQueue(c *candidate, rd *Readings) {
 	r, ok := trafficExplainsQueue(rd, c.instance)
 	if !ok {
+		if c.id == CauseQueue && trafficFlat(rd, c.instance) {
+			// Stable compute, stable arrivals, a rising queue: the concurrency or the batching
+			// policy (the brief's split rule) — the segment's diagnosis.
+			c.score = math.Max(c.score, 0.5+0.2*grade(c.queueRatio, riseRatio, 5))
+			c.summary += "; the arrivals and compute stand where they stood, so the wait is the concurrency's or the batching policy's"
+		}
 		return
 	}
 	switch c.id {

@@ -134,6 +134,8 @@ type candidate struct {
 	stepBound bool
 	// unseen: a node's hardware event the model's own requests show no sign of (gathered.own).
 	unseen bool
+	// queueRatio: the queue cause's mean queue time against the hour before.
+	queueRatio float64
 }
 
 // Score ranks the causes in rd under th and writes the report.
@@ -602,6 +604,21 @@ func trafficExplainsQueue(rd *Readings, instance string) (float64, bool) {
 	return r, true
 }
 
+// flatLine: traffic within it of both references stands where it stood (a balancer's spread and
+// an hour of the daily curve move it a few per cent).
+const flatLine = 1.1
+
+// trafficFlat says whether the instance's traffic stands within flatLine of its usual level and
+// of the hour before (both read; less traffic counts as flat).
+func trafficFlat(rd *Readings, instance string) bool {
+	in := rd.instance(instance)
+	if in == nil {
+		return false
+	}
+	usual, hour := trafficRatio(in), ratio(in.QPS.Now, in.QPS.Before)
+	return finite(usual) && finite(hour) && usual < flatLine && hour < flatLine
+}
+
 // surgeStep applies the surge line to the traffic against its usual level and against the hour
 // before; with only one of them it must pass the line.
 func surgeStep(usual, hour float64) bool {
@@ -893,7 +910,7 @@ func queueCause(s Subject, in *Instance, th Thresholds, half float64, who string
 			why = "; " + reason
 		}
 	}
-	return candidate{id: CauseQueue, instance: s.Instance, version: s.Version, score: sc,
+	return candidate{id: CauseQueue, instance: s.Instance, version: s.Version, score: sc, queueRatio: qr,
 		summary: fmt.Sprintf("queue time is %.0f %% of the service time on %s (%s vs %s in the hour before) while compute stays at %s%s",
 			share.Now*100, who, msText(s.Queue.Now), msText(s.Queue.Before), msText(s.Compute.Now), why),
 		evidence: e}, true

@@ -401,12 +401,12 @@ func instanceCauses(rd *Readings, in *Instance, th Thresholds) []candidate {
 
 // kvExhaustedCause: the KV cache past its critical line at some point of the window while
 // requests are preempted. That is the exhaustion itself, harmful before the latency shows it
-// (each preempted request is recomputed or swapped out), and an event the means of a window it
-// began in barely move: it is read from the window's highest points where the mean is still
-// under the warning line (past it, the compute causes read the cache with the compute rise).
+// (each preempted request is recomputed or swapped out), whatever compute did; and an event the
+// means of a window it began in barely move, so it is read from the window's highest points.
+// The compute causes read the same cache with the compute rise; the surer of the two stands.
 func kvExhaustedCause(in *Instance, th Thresholds) (candidate, bool) {
 	pre := in.PreemptionPeak - nanZero(in.Preemption.Before)
-	if !(in.KVCachePeak >= th.KVCacheCrit) || !(pre >= preemptLine) || in.KVCache.Now > th.KVCacheWarn {
+	if !(in.KVCachePeak >= th.KVCacheCrit) || !(pre >= preemptLine) {
 		return candidate{}, false
 	}
 	return candidate{id: CauseKVCache, instance: in.Name, score: 0.6 + 0.3*grade(pre, preemptLine, 10*preemptLine),
@@ -1022,8 +1022,13 @@ func flatSignals(rd *Readings, in *Instance, mp pressure) string {
 		}
 	}
 	mem := "memory"
-	if finite(mp.value.Now) && mp.value.Now > mp.warn {
+	switch {
+	case finite(mp.value.Now) && mp.value.Now > mp.warn && mp.value.Before > mp.warn:
 		mem = fmt.Sprintf("memory (%.0f %%, past its warning line but where it stood before)", mp.value.Now*100)
+	case finite(mp.value.Now) && mp.value.Now > mp.warn:
+		// Risen past the line without explaining the rise (a pre-allocated KV cache filling
+		// with the slower requests).
+		mem = fmt.Sprintf("memory (%.0f %%, %.0f %% in the hour before, past its warning line without explaining the rise)", mp.value.Now*100, mp.value.Before*100)
 	}
 	add(mem, finite(mp.value.Now))
 	if in != nil {

@@ -122,3 +122,22 @@ func TestScoreKVCacheExhaustedAtTheWindowsEnd(t *testing.T) {
 		t.Errorf("the peak is not a symptom: %s", r.Summary)
 	}
 }
+
+// TestScoreKVCacheExhaustedUnderComputesLine: the KV cache full through the window (98 %, 20 % in
+// the hour before) with 8 % of the requests preempted is the exhaustion itself, even where
+// compute rose 1.4× (under its own 1.5× line, leading the change): kv_cache, not "compute, the
+// cause not among the signals measured".
+func TestScoreKVCacheExhaustedUnderComputesLine(t *testing.T) {
+	rd := readings("", func(s *Subject, in *Instance) {
+		vllmLike(s, in)
+		s.Compute.Now, s.P95.Now, s.BaselineRatio = 0.0174, 0.04, 1.6
+		in.KVCache, in.KVCachePeak = Pair{0.2, 0.98}, 0.98
+		in.Preemption, in.PreemptionPeak = Pair{0.001, 0.079}, 0.08
+	})
+	vllmLike(&rd.Subjects[1], &rd.Instances[1])
+	r := Score(rd, DefaultThresholds())
+	t.Logf("%s: %s lead %q", r.Verdict, causeList(&r), r.Lead)
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseKVCache || hasCause(&r, CauseCompute) {
+		t.Errorf("want kv_cache first and no compute: %s %s", r.Verdict, causeList(&r))
+	}
+}

@@ -53,10 +53,14 @@ func gather(q question, rds []*Readings, th Thresholds) gathered {
 		for i := range rd.Instances {
 			in := &rd.Instances[i]
 			for _, c := range instanceCauses(rd, in, th) {
-				// A node's hardware belongs to no model: in a node question naming one (whichever
-				// was read first) would send the reader to the wrong place.
-				if !q.byNode || c.id != CauseHardware {
+				// A node's hardware belongs to no model, nor does an idle GPU that no model's
+				// requests show yet: in a node question naming one (whichever was read first)
+				// would send the reader to the wrong place.
+				switch {
+				case !q.byNode || !(c.id == CauseHardware || (c.id == CauseGPUIdle && !c.shown)):
 					c.model = rd.Model
+				case c.id == CauseGPUIdle:
+					c.summary += "; no model's requests show it yet (GPU series carry no model)"
 				}
 				if c, ok := g.own(q, rd, in, c); ok {
 					local = append(local, c)

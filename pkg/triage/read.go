@@ -68,7 +68,7 @@ type Instance struct {
 	GPUMem, GPUUtil Pair
 	GPUMemPeak      float64
 	// WentIdle are the node's GPUs that worked at every point of the hour before (utilisation
-	// above 0) and sat at zero at every point of the window.
+	// above 0) and sat at zero from some point of the window to its end (idleAtEnd).
 	WentIdle []string
 	IdleGPUs []string // GPUs where the engine's idle-under-traffic condition held
 	// Hardware: XID events and uncorrected ECC errors in each window; active hardware or thermal
@@ -538,9 +538,10 @@ func (r *reader) gpuJob(instances []string) func(context.Context) error {
 				in.GPUUtil = r.pair(across(util, math.Min), minOf)
 				for _, u := range util {
 					// Worked before the window asked about (a change point may have narrowed the
-					// window past the moment the GPU stopped), idle through the window compared.
+					// window past the moment the GPU stopped), idle from some point of the window
+					// compared to its end.
 					lo := pointsPair(u.T, u.V, r.rd.Before.Start, r.eventsFrom(), r.o.To, minOf)
-					if hi := r.pair(u, maxOf); lo.Before > 0 && hi.Now == 0 {
+					if lo.Before > 0 && idleAtEnd(u.T, u.V, r.rd.Window.Start, r.rd.Window.End) {
 						in.WentIdle = appendUnique(in.WentIdle, u.Labels["gpu"])
 					}
 				}
@@ -599,6 +600,25 @@ func (r *reader) gpuSel(s engine.Select) engine.Select {
 // reference, points in (from, to] the window.
 func (r *reader) pair(s engine.Series, agg func([]float64) float64) Pair {
 	return pointsPair(s.T, s.V, r.rd.Before.Start, r.rd.Window.Start, r.rd.Window.End, agg)
+}
+
+// idleAtEnd says whether the series sits at zero from some point in (from, to] to its last point
+// there, over at least two points (a reading repeated, not one scrape's blip): a GPU that stopped
+// a minute before the question stopped in the window as much as one idle through it.
+func idleAtEnd(t []int64, v []float64, from, to time.Time) bool {
+	f, e := from.UnixMilli(), to.UnixMilli()
+	zeros := 0
+	for i, ts := range t {
+		if ts <= f || ts > e || i >= len(v) || math.IsNaN(v[i]) {
+			continue
+		}
+		if v[i] == 0 {
+			zeros++
+		} else {
+			zeros = 0
+		}
+	}
+	return zeros >= 2
 }
 
 func pointsPair(t []int64, v []float64, start, from, to time.Time, agg func([]float64) float64) Pair {

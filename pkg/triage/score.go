@@ -136,6 +136,8 @@ type candidate struct {
 	unseen bool
 	// queueRatio: the queue cause's mean queue time against the hour before.
 	queueRatio float64
+	// shown: an idle GPU that the model's own requests show (fallbacks, a slower service).
+	shown bool
 }
 
 // Score ranks the causes in rd under th and writes the report.
@@ -670,7 +672,7 @@ func gpuIdleCause(rd *Readings, in *Instance, subj string) (candidate, bool) {
 	if rd.GPU != "" {
 		utilWhat = fmt.Sprintf("lowest utilisation of GPU %s (the GPU asked about)", rd.GPU)
 	}
-	return candidate{id: CauseGPUIdle, instance: in.Name, score: 0.8 + 0.15*math.Max(fb, slow),
+	return candidate{id: CauseGPUIdle, instance: in.Name, score: 0.8 + 0.15*math.Max(fb, slow), shown: fb > 0 || slow > 0,
 		summary: summary,
 		evidence: []Evidence{ev(utilWhat, "percentunit", in.GPUUtil, ""),
 			ev("requests per second against the 7-day same-time-of-day mean", "reqps", Pair{in.QPSBaseline, in.QPS.Now}, ""),
@@ -700,7 +702,7 @@ func gpuWentIdle(rd *Readings, in *Instance, subj string) (candidate, bool) {
 	if fb > 0 {
 		summary += fmt.Sprintf("; %.0f %% of its requests were answered by the fallback path (%.0f %% before)", in.Fallback.Now*100, in.Fallback.Before*100)
 	}
-	return candidate{id: CauseGPUIdle, instance: in.Name, score: 0.55 + 0.25*math.Max(fb, slow), summary: summary,
+	return candidate{id: CauseGPUIdle, instance: in.Name, score: 0.55 + 0.25*math.Max(fb, slow), summary: summary, shown: fb > 0 || slow > 0,
 		evidence: []Evidence{ev("lowest GPU utilisation on the node", "percentunit", in.GPUUtil, "GPU "+strings.Join(in.WentIdle, ", ")+" at zero at every point of the window"),
 			ev("share of requests answered by the fallback path", "percentunit", in.Fallback, notMeasuredNote(in.Fallback))}}, true
 }

@@ -281,6 +281,10 @@ func TestScoreNodeNamesTheModelOnTheIdleGPU(t *testing.T) {
 	if one.Verdict != Diagnosed || one.Causes[0].ID != CauseGPUIdle || one.Causes[0].Score != 0.8 {
 		t.Errorf("recsys alone: %s %+v", one.Verdict, one.Causes)
 	}
+	// No model's requests show it: the GPU's, naming no model (GPU series carry none).
+	if c := one.Causes[0]; c.Model != "" || !strings.Contains(c.Summary, "no model's requests show it yet") {
+		t.Errorf("an idle GPU no model shows names %q: %q", c.Model, c.Summary)
+	}
 
 	calmNode := ScoreNode(&NodeReadings{Node: "node-a", Window: nr.Window, Before: nr.Before,
 		Models: []*Readings{readings("", nil)}}, DefaultThresholds())

@@ -57,7 +57,7 @@ func gather(q question, rds []*Readings, th Thresholds) gathered {
 				// requests show yet: in a node question naming one (whichever was read first)
 				// would send the reader to the wrong place.
 				switch {
-				case !q.byNode || !(c.id == CauseHardware || (c.id == CauseGPUIdle && !c.shown)):
+				case !q.byNode || !(c.id == CauseHardware || c.ofGPU):
 					c.model = rd.Model
 				case c.id == CauseGPUIdle:
 					c.summary += "; no model's requests show it yet (GPU series carry no model)"

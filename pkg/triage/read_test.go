@@ -2,6 +2,7 @@ package triage
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -36,5 +37,34 @@ func TestIdleAtEnd(t *testing.T) {
 		if got := idleAtEnd(ts(len(c.v)), c.v, from, to); got != c.want {
 			t.Errorf("%s: idleAtEnd %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// TestScoreMemoryClimbOnTheGPUAsked: asked about GPU 6 of node-a (a GPU alert's link), memory that
+// climbed from 80 % to a 93 % peak in the window is memory pressure before compute moves, and
+// names no model (GPU series carry none). Asked about the model, the same reading is the node's
+// fullest GPU, which may serve another model: not raised. Memory standing at 93 % through the
+// hour before is the node's level: not raised either.
+func TestScoreMemoryClimbOnTheGPUAsked(t *testing.T) {
+	climb := func(in *Instance) { in.GPUMem, in.GPUMemPeak = Pair{0.80, 0.906}, 0.93 }
+	node := func(mutate func(in *Instance)) *Readings {
+		rd := readings("", func(_ *Subject, in *Instance) { mutate(in) })
+		rd.Node, rd.GPU = "node-a", "6"
+		rd.Subjects, rd.Instances = rd.Subjects[:1], rd.Instances[:1]
+		return rd
+	}
+	nr := &NodeReadings{Node: "node-a", GPU: "6", Window: Span{tFrom, tEnd}, Before: Span{tFrom.Add(-time.Hour), tFrom},
+		Models: []*Readings{node(climb)}}
+	r := ScoreNode(nr, DefaultThresholds())
+	t.Logf("node: %s %s", r.Verdict, causeList(&r))
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseComputeMemory || r.Causes[0].Model != "" || !strings.Contains(r.Causes[0].Summary, "climbed past its 92 % critical line") {
+		t.Errorf("want compute_memory on the GPU, no model: %s %+v", r.Verdict, r.Causes)
+	}
+	if r := Score(readings("", func(_ *Subject, in *Instance) { climb(in) }), DefaultThresholds()); r.Verdict == Diagnosed {
+		t.Errorf("a model question diagnosed the node's memory: %s", causeList(&r))
+	}
+	nr.Models = []*Readings{node(func(in *Instance) { in.GPUMem, in.GPUMemPeak = Pair{0.925, 0.93}, 0.935 })}
+	if r := ScoreNode(nr, DefaultThresholds()); r.Verdict == Diagnosed && r.Causes[0].ID == CauseComputeMemory {
+		t.Errorf("standing memory diagnosed: %s", causeList(&r))
 	}
 }

@@ -136,8 +136,10 @@ type candidate struct {
 	unseen bool
 	// queueRatio: the queue cause's mean queue time against the hour before.
 	queueRatio float64
-	// shown: an idle GPU that the model's own requests show (fallbacks, a slower service).
-	shown bool
+	// ofGPU: a reading of the GPU that no model's requests show yet (an idle GPU without
+	// fallbacks or a slower service, memory climbing under flat compute): in a node question it
+	// names no model, GPU series carrying none.
+	ofGPU bool
 }
 
 // Score ranks the causes in rd under th and writes the report.
@@ -398,7 +400,28 @@ func instanceCauses(rd *Readings, in *Instance, th Thresholds) []candidate {
 	add(warmupCause(rd, in))
 	add(lostCapacityCause(rd, in))
 	add(kvExhaustedCause(in, th))
+	add(memoryClimbCause(rd, in, th))
 	return out
+}
+
+// climbLine: GPU memory that rose this much from the hour before has climbed, not stood.
+const climbLine = 0.05
+
+// memoryClimbCause: in a question about a node (a GPU alert's), GPU memory that climbed past its
+// critical line in the window — up at least climbLine from the hour before, not the node's
+// standing level — is memory pressure by itself: near the card's limit allocations fail or
+// reallocate (the brief's saw-tooth latency, out-of-memory) before the latency shows it. Where
+// the server pre-allocates its memory, the KV cache speaks for it instead (kvExhaustedCause).
+func memoryClimbCause(rd *Readings, in *Instance, th Thresholds) (candidate, bool) {
+	if rd.Node == "" || finite(in.KVCache.Now) || !(in.GPUMemPeak >= th.GPUMemCrit) ||
+		!(in.GPUMemPeak-in.GPUMem.Before >= climbLine) || standingMemory(*in, th) {
+		return candidate{}, false
+	}
+	return candidate{id: CauseComputeMemory, instance: in.Name, ofGPU: true,
+		score: (0.6 + 0.3*grade(in.GPUMemPeak, th.GPUMemCrit, 1)) * warmHalf(warming(rd, in)),
+		summary: fmt.Sprintf("GPU memory on %s climbed past its %.0f %% critical line in the window: %.1f %% at its peak, %.1f %% on average, %.1f %% in the hour before; near the card's limit allocations fail or reallocate before the latency shows it",
+			gpuText(rd, in.Node), th.GPUMemCrit*100, in.GPUMemPeak*100, in.GPUMem.Now*100, in.GPUMem.Before*100),
+		evidence: []Evidence{ev("GPU memory used", "percentunit", in.GPUMem, fmt.Sprintf("peak %.1f %%; critical %.0f %%", in.GPUMemPeak*100, th.GPUMemCrit*100))}}, true
 }
 
 // kvExhaustedCause: the KV cache past its critical line at some point of the window while
@@ -672,7 +695,7 @@ func gpuIdleCause(rd *Readings, in *Instance, subj string) (candidate, bool) {
 	if rd.GPU != "" {
 		utilWhat = fmt.Sprintf("lowest utilisation of GPU %s (the GPU asked about)", rd.GPU)
 	}
-	return candidate{id: CauseGPUIdle, instance: in.Name, score: 0.8 + 0.15*math.Max(fb, slow), shown: fb > 0 || slow > 0,
+	return candidate{id: CauseGPUIdle, instance: in.Name, score: 0.8 + 0.15*math.Max(fb, slow), ofGPU: fb == 0 && slow == 0,
 		summary: summary,
 		evidence: []Evidence{ev(utilWhat, "percentunit", in.GPUUtil, ""),
 			ev("requests per second against the 7-day same-time-of-day mean", "reqps", Pair{in.QPSBaseline, in.QPS.Now}, ""),
@@ -702,7 +725,7 @@ func gpuWentIdle(rd *Readings, in *Instance, subj string) (candidate, bool) {
 	if fb > 0 {
 		summary += fmt.Sprintf("; %.0f %% of its requests were answered by the fallback path (%.0f %% before)", in.Fallback.Now*100, in.Fallback.Before*100)
 	}
-	return candidate{id: CauseGPUIdle, instance: in.Name, score: 0.55 + 0.25*math.Max(fb, slow), summary: summary, shown: fb > 0 || slow > 0,
+	return candidate{id: CauseGPUIdle, instance: in.Name, score: 0.55 + 0.25*math.Max(fb, slow), summary: summary, ofGPU: fb == 0 && slow == 0,
 		evidence: []Evidence{ev("lowest GPU utilisation on the node", "percentunit", in.GPUUtil, "GPU "+strings.Join(in.WentIdle, ", ")+" at zero at every point of the window"),
 			ev("share of requests answered by the fallback path", "percentunit", in.Fallback, notMeasuredNote(in.Fallback))}}, true
 }

@@ -994,6 +994,10 @@ func computeCauses(rd *Readings, s Subject, in *Instance, th Thresholds, half fl
 			if preG := grade(pre, preemptLine, 10*preemptLine); preG > 0 {
 				c.id = CauseKVCache
 				c.score = combine(sc, 0.3*preG*memW*half)
+				if x, ok := kvExhaustedCause(in, th); ok {
+					// The exhaustion itself, read with the compute rise it came with.
+					c.score = math.Max(c.score, x.score)
+				}
 				c.summary = fmt.Sprintf("the KV cache of %s is near full (%.1f %%, %.1f %% in the hour before) and %.1f %% of the requests are preempted (%.1f %% before): compute time of %s is %s (%.1f× the hour before)",
 					in.Name, in.KVCache.Now*100, in.KVCache.Before*100, in.Preemption.Now*100, in.Preemption.Before*100, who, msText(s.Compute.Now), cr)
 				c.evidence = append(c.evidence, ev("preemptions per request", "percentunit", in.Preemption, fmt.Sprintf("line: +%.1f points", preemptLine*100)))

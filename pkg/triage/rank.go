@@ -211,11 +211,24 @@ func weigh(c *candidate, rd *Readings, leads map[string]decomp, top *decomp) {
 func explainQueue(c *candidate, rd *Readings) {
 	r, ok := trafficExplainsQueue(rd, c.instance)
 	if !ok {
-		if c.id == CauseQueue && trafficFlat(rd, c.instance) {
+		if c.id != CauseQueue {
+			return
+		}
+		in := rd.instance(c.instance)
+		switch moved, lost := false, 0.0; {
+		case in == nil:
+		case trafficFlat(rd, c.instance):
 			// Stable compute, stable arrivals, a rising queue: the concurrency or the batching
 			// policy (the brief's split rule) — the segment's diagnosis.
 			c.score = math.Max(c.score, 0.5+0.2*grade(c.queueRatio, riseRatio, 5))
 			c.summary += "; the arrivals and compute stand where they stood, so the wait is the concurrency's or the batching policy's"
+		default:
+			if moved, lost = movedTraffic(rd, in); moved {
+				// The instance took over the traffic of instances that lost capacity: the model
+				// runs on fewer instances, and the queue is that capacity's.
+				c.score = math.Max(c.score, 0.5+0.2*grade(c.queueRatio, riseRatio, 5))
+				c.summary += fmt.Sprintf("; its extra traffic comes from the model's instances that lost %s: the model runs on fewer instances (lost capacity)", rateText(-lost))
+			}
 		}
 		return
 	}

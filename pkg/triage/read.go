@@ -119,6 +119,9 @@ type Readings struct {
 	// not read. More traffic on the instance asked about matched by less on the others is
 	// traffic moved from instances that lost capacity, not a surge.
 	ModelQPS Pair
+	// ModelByInstance is the same traffic per instance (the instance label's values), so a
+	// question about one instance tells the instances that lost traffic; nil where not read.
+	ModelByInstance map[string]Pair
 }
 
 // instance returns the readings of the named instance.
@@ -319,24 +322,36 @@ func (r *reader) modelTrafficJob() func(context.Context) error {
 		if r.o.Version != "" && r.verLbl != "" {
 			sel.Version = []string{r.o.Version}
 		}
-		res, err := r.run(ctx, engine.Throughput{Select: sel})
+		res, err := r.run(ctx, engine.Throughput{Select: sel, By: "instance"})
 		if err != nil {
 			r.notice(fmt.Sprintf("the model's traffic over all its instances is missing: %v", err))
 			return nil
 		}
 		total := Pair{}
 		n := 0
+		byInstance := map[string]Pair{}
 		for _, s := range res.Series {
-			if p := r.pair(s, mean); finite(p.Before) && finite(p.Now) {
+			p := r.pair(s, mean)
+			if finite(p.Before) && finite(p.Now) {
 				total.Before += p.Before
 				total.Now += p.Now
 				n++
 			}
+			if in := s.Labels[r.instLbl]; in != "" && finite(p.Before) {
+				// An instance that stopped answering serves 0 now.
+				b := byInstance[in]
+				b.Before += p.Before
+				b.Now += nanZero(p.Now)
+				byInstance[in] = b
+			}
 		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
 		if n > 0 {
-			r.mu.Lock()
 			r.rd.ModelQPS = total
-			r.mu.Unlock()
+		}
+		if len(byInstance) > 0 {
+			r.rd.ModelByInstance = byInstance
 		}
 		return nil
 	}

@@ -68,3 +68,33 @@ func TestScoreMemoryClimbOnTheGPUAsked(t *testing.T) {
 		t.Errorf("standing memory diagnosed: %s", causeList(&r))
 	}
 }
+
+// TestScoreTrafficSpreadFromALostInstance: node-b stopped serving and its 100 req/s spread over
+// the three others (each 1.33×, the model's total unchanged). Asked about node-a (where the
+// latency alert fired), the others' gain does not hide node-b's loss: node-a's extra traffic is
+// moved, not a surge, and its queue is the lost capacity's — also while the model's total rose
+// 10 % with the daily curve, where the total alone (the others' net change: −3 req/s) cannot
+// tell it, and the queue stays a candidate.
+func TestScoreTrafficSpreadFromALostInstance(t *testing.T) {
+	rd := readings("", func(s *Subject, in *Instance) {
+		s.Queue.Now, s.P95.Now, s.BaselineRatio = 0.0136, 0.04, 1.6
+		s.QPS.Now, in.QPS.Now = 133, 133
+	})
+	rd.Instance, rd.Subjects, rd.Instances = "node-a:8000", rd.Subjects[:1], rd.Instances[:1]
+	rd.ModelQPS = Pair{400, 430}
+	rd.ModelByInstance = map[string]Pair{"node-a:8000": {100, 133}, "node-b:8000": {100, 0}, "node-c:8000": {100, 148}, "node-d:8000": {100, 149}}
+	r := Score(rd, DefaultThresholds())
+	t.Logf("%s: %s; %s", r.Verdict, causeList(&r), r.Summary)
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseQueue || !strings.Contains(r.Causes[0].Summary, "lost capacity") {
+		t.Errorf("want queue (lost capacity) first: %s %s", r.Verdict, causeList(&r))
+	}
+	for _, c := range r.Causes {
+		if c.ID == CauseTrafficSurge && c.Score >= DefaultThresholds().DiagnosedScore {
+			t.Errorf("the spread read as a surge: %q", c.Summary)
+		}
+	}
+	rd.ModelByInstance = nil
+	if r := Score(rd, DefaultThresholds()); r.Verdict == Diagnosed {
+		t.Errorf("from the total alone: %s %s", r.Verdict, causeList(&r))
+	}
+}

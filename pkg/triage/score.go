@@ -547,7 +547,7 @@ func trafficCause(rd *Readings, in *Instance, subj string, warm bool) (candidate
 		// capacity's.
 		if moved, others := movedTraffic(rd, in); r >= 1.25 && moved {
 			c.score *= 0.3
-			c.summary += fmt.Sprintf("; but the model's other instances serve %s less than in the hour before: the instance took over their traffic (lost capacity)", rateText(-others))
+			c.summary += fmt.Sprintf("; but the model's instances that lost traffic serve %s less than in the hour before: the instance took over their traffic (lost capacity)", rateText(-others))
 			c.evidence = append(c.evidence, ev("the model's requests per second over all its instances", "reqps", modelTraffic(rd), ""))
 		}
 		return c, true
@@ -556,34 +556,43 @@ func trafficCause(rd *Readings, in *Instance, subj string, warm bool) (candidate
 }
 
 // movedTraffic says whether the instance's extra traffic (against the hour before) is at least
-// half matched by less traffic on the model's other instances (an instance that stopped serving
-// counts as 0), and returns the others' change. A question that sees only part of the model (an
-// instance or a node) reads the others from the model's traffic over all its instances; without
-// it, it cannot tell.
+// half matched by less traffic on some of the model's other instances (those that lost traffic;
+// an instance that stopped serving counts as 0), and returns what they lost (negative). The
+// others that gained too (they shared the lost instance's traffic) do not hide it. A question
+// that sees only part of the model (an instance or a node) reads the others from the model's
+// traffic per instance, else from its total; without either, it cannot tell.
 func movedTraffic(rd *Readings, in *Instance) (bool, float64) {
 	inc := in.QPS.Now - in.QPS.Before
-	if rd.Instance != "" || rd.Node != "" {
-		if !finite(rd.ModelQPS.Before) || !finite(rd.ModelQPS.Now) || !finite(inc) {
-			return false, math.NaN()
-		}
-		others := (rd.ModelQPS.Now - rd.ModelQPS.Before) - inc
-		return inc > 0 && others <= -0.5*inc, others
-	}
-	if len(rd.Instances) < 2 {
+	if !finite(inc) {
 		return false, math.NaN()
 	}
-	others := 0.0
-	for _, o := range rd.Instances {
-		if o.Name == in.Name || !finite(o.QPS.Before) {
+	others := map[string]Pair{}
+	switch {
+	case (rd.Instance != "" || rd.Node != "") && rd.ModelByInstance != nil:
+		others = rd.ModelByInstance
+	case rd.Instance != "" || rd.Node != "":
+		if !finite(rd.ModelQPS.Before) || !finite(rd.ModelQPS.Now) {
+			return false, math.NaN()
+		}
+		lost := math.Min(0, (rd.ModelQPS.Now-rd.ModelQPS.Before)-inc)
+		return inc > 0 && lost <= -0.5*inc, lost
+	default:
+		for _, o := range rd.Instances {
+			others[o.Name] = Pair{o.QPS.Before, nanZero(o.QPS.Now)}
+		}
+	}
+	lost, n := 0.0, 0
+	for name, p := range others {
+		if name == in.Name || !finite(p.Before) {
 			continue
 		}
-		now := o.QPS.Now
-		if !finite(now) {
-			now = 0
-		}
-		others += now - o.QPS.Before
+		n++
+		lost += math.Min(0, p.Now-p.Before)
 	}
-	return inc > 0 && others <= -0.5*inc, others
+	if n == 0 {
+		return false, math.NaN()
+	}
+	return inc > 0 && lost <= -0.5*inc, lost
 }
 
 // trafficRef is the instance's usual traffic and what it is: the 7-day same-time-of-day mean,

@@ -3,8 +3,13 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"math"
 	"net/http"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -96,7 +101,14 @@ func BenchmarkCanned(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		items = append(items, item{"type " + q.QueryType, func(ctx context.Context) error { _, err := e.Run(ctx, query, rng); return err }})
+		items = append(items, item{"type " + q.QueryType, func(ctx context.Context) error { return dumpResult(e.Run(ctx, query, rng)) }})
+	}
+	for _, t := range cannedExtra {
+		query, err := engine.Parse([]byte(t))
+		if err != nil {
+			b.Fatal(err)
+		}
+		items = append(items, item{t, func(ctx context.Context) error { return dumpResult(e.Run(ctx, query, rng)) }})
 	}
 	surge, _ := groups[0].Incident(testbed.QueueSurge)
 	items = append(items, item{"triage (queue surge)", func(ctx context.Context) error {
@@ -108,7 +120,10 @@ func BenchmarkCanned(b *testing.B) {
 		b.Run(it.name, func(b *testing.B) {
 			ctx := b.Context()
 			w.start()
-			if err := it.fn(ctx); err != nil { // recorded from Prometheus
+			dumpTo = cannedDumpFile(b, factor)
+			err := it.fn(ctx) // recorded from Prometheus
+			dumpTo = nil
+			if err != nil {
 				b.Fatal(err)
 			}
 			w.stop()
@@ -134,4 +149,53 @@ func BenchmarkCanned(b *testing.B) {
 			}
 		})
 	}
+}
+
+// cannedExtra are queries of the GPU types beyond the dashboard's: every measurement, and
+// memory with the KV-cache share.
+var cannedExtra = []string{`{"queryType":"gpu"}`, `{"queryType":"gpu","metrics":["memory"],"kvCacheMemory":true}`}
+
+// DumpEnv names a directory where BenchmarkCanned writes each engine item's answer, the values'
+// bits in hex, so that two builds can be shown to answer bit for bit the same (diff -r).
+const DumpEnv = "INFERSCOPE_BENCH_DUMP"
+
+// dumpTo, while set, receives the answer dumpResult is given (the recorded run only).
+var dumpTo io.Writer
+
+func cannedDumpFile(b *testing.B, factor int) io.Writer {
+	dir := os.Getenv(DumpEnv)
+	if dir == "" {
+		return nil
+	}
+	name := strings.NewReplacer("/", "_", " ", "_", `"`, "", "{", "", "}", "", ":", "=", ",", "+", "[", "", "]", "").Replace(b.Name())
+	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%dx-%s.txt", factor, name)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { f.Close() })
+	return f
+}
+
+// dumpResult writes res to dumpTo when set: each series' name, labels, unit and values' bits,
+// then the notices.
+func dumpResult(res *engine.Result, err error) error {
+	if err != nil || dumpTo == nil {
+		return err
+	}
+	for _, s := range res.Series {
+		keys := make([]string, 0, len(s.Labels))
+		for k, v := range s.Labels {
+			keys = append(keys, k+"="+v)
+		}
+		slices.Sort(keys)
+		fmt.Fprintf(dumpTo, "%s %q %s %v T=%v V=", s.Name, s.DisplayName, s.Unit, keys, s.T)
+		for _, v := range s.V {
+			fmt.Fprintf(dumpTo, "%x,", math.Float64bits(v))
+		}
+		fmt.Fprintln(dumpTo)
+	}
+	for _, n := range res.Notices {
+		fmt.Fprintf(dumpTo, "notice %v %s\n", n.Severity, n.Text)
+	}
+	return nil
 }

@@ -174,15 +174,15 @@ func (c *Client) QueryRange(ctx context.Context, q RangeQuery) (Result, error) {
 	// A series has at most one point per step from start to end; one more for stores that align
 	// start and end to the step (Mimir's query-frontend, VictoriaMetrics).
 	points := int(min(q.End.Sub(q.Start)/q.Step, 1<<30)) + 2
-	var grid *grid
+	var on *grid
 	if q.OnGrid {
 		g, err := gridOf(q)
 		if err != nil {
 			return Result{}, &Error{Kind: KindBadQuery, URL: c.url, Msg: err.Error()}
 		}
-		grid = &g
+		on = &g
 	}
-	a, err := c.query(ctx, "query_range", q.MaxSeries, max(points, 2), grid, map[string]string{
+	a, err := c.query(ctx, "query_range", q.MaxSeries, max(points, 2), on, map[string]string{
 		"query": q.Expr,
 		"start": formatTime(q.Start),
 		"end":   formatTime(q.End),

@@ -1,11 +1,13 @@
 package prom
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // shortDecimalCases are values as exporters and Prometheus write them, and the edges of the
@@ -200,4 +202,69 @@ func FuzzDecodeOnGrid(f *testing.F) {
 		}
 		checkOnGrid(t, body, grid{start: start, step: step, n: int(n)}, int(maxPoints))
 	})
+}
+
+// TestGridOf: a query's grid counts its start and every whole step up to its end; a step that
+// is not whole milliseconds, or an end before the start, is refused.
+func TestGridOf(t *testing.T) {
+	start := ms(1700000000000)
+	for _, c := range []struct {
+		q    RangeQuery
+		want grid
+		ok   bool
+	}{
+		{RangeQuery{Start: start, End: start.Add(6 * time.Hour), Step: time.Minute}, grid{1700000000000, 60000, 361}, true},
+		{RangeQuery{Start: start, End: start.Add(90 * time.Second), Step: time.Minute}, grid{1700000000000, 60000, 2}, true},
+		{RangeQuery{Start: start, End: start, Step: 15 * time.Second}, grid{1700000000000, 15000, 1}, true},
+		{RangeQuery{Start: start, End: start.Add(time.Second), Step: 1500 * time.Microsecond}, grid{}, false},
+		{RangeQuery{Start: start, End: start.Add(-time.Minute), Step: time.Minute}, grid{}, false},
+	} {
+		g, err := gridOf(c.q)
+		if (err == nil) != c.ok || g != c.want {
+			t.Errorf("gridOf(%s … %s, %s) = %+v, %v; want %+v", c.q.Start, c.q.End, c.q.Step, g, err, c.want)
+		}
+	}
+}
+
+// TestQueryRangeOnGridOnRealPrometheus: a real Prometheus' range answers read onto their grid
+// hold, bit for bit, the listed answer lined up on it — a grid from the first sample, one that
+// starts before the history (leading NaN) and a step that does not divide the minute.
+func TestQueryRangeOnGridOnRealPrometheus(t *testing.T) {
+	c := startStored(t)
+	for _, q := range []RangeQuery{
+		{Expr: "probe_value", Start: blockTime, End: blockTime.Add(10 * time.Minute), Step: 15 * time.Second},
+		{Expr: "probe_value * 0.37", Start: blockTime.Add(-5 * time.Minute), End: blockTime.Add(3 * time.Minute), Step: time.Minute},
+		{Expr: "rate(probe_value[2m]) / 3", Start: blockTime.Add(-30 * time.Second), End: blockTime.Add(4 * time.Minute), Step: 7500 * time.Millisecond},
+	} {
+		listed, err := c.QueryRange(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q.OnGrid = true
+		on, err := c.QueryRange(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, _ := gridOf(q)
+		if len(on.Series) != len(listed.Series) || len(listed.Series) == 0 {
+			t.Fatalf("%s: %d series on the grid, %d listed", q.Expr, len(on.Series), len(listed.Series))
+		}
+		values := 0
+		for i, s := range on.Series {
+			if s.Labels.String() != listed.Series[i].Labels.String() || s.Points != nil {
+				t.Errorf("%s: series %d is %v with %d points, want %v and none", q.Expr, i, s.Labels, len(s.Points), listed.Series[i].Labels)
+			}
+			if ref := alignedOn(listed.Series[i].Points, g); !sameBits(s.Values, ref) {
+				t.Errorf("%s %v: on the grid %v, listed and lined up %v", q.Expr, s.Labels, s.Values, ref)
+			}
+			for _, v := range s.Values {
+				if !math.IsNaN(v) {
+					values++
+				}
+			}
+		}
+		if values == 0 {
+			t.Errorf("%s: no value on the grid", q.Expr)
+		}
+	}
 }

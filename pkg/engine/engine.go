@@ -279,7 +279,7 @@ func (x *Exec) result() (*Result, error) {
 	if len(res.Series) > x.limits.MaxSeries {
 		return nil, seriesLimitError(len(res.Series), x.limits.MaxSeries)
 	}
-	sort.SliceStable(res.Series, func(i, j int) bool { return res.Series[i].sortKey() < res.Series[j].sortKey() })
+	sortSeries(res.Series)
 	sort.SliceStable(res.Warmup, func(i, j int) bool {
 		a, b := res.Warmup[i], res.Warmup[j]
 		if !a.Start.Equal(b.Start) {

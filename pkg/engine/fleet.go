@@ -249,7 +249,7 @@ func merge(groups []group, results []*Result) *Result {
 		out.Queries = append(out.Queries, r.Queries...)
 		out.Step = max(out.Step, r.Step)
 	}
-	sort.SliceStable(out.Series, func(i, j int) bool { return out.Series[i].sortKey() < out.Series[j].sortKey() })
+	sortSeries(out.Series)
 	sort.SliceStable(out.Warmup, func(i, j int) bool {
 		a, b := out.Warmup[i], out.Warmup[j]
 		if !a.Start.Equal(b.Start) {

@@ -442,7 +442,10 @@ func (x *Exec) finerGrid(lead, fine time.Duration) (gpuGrid, error) {
 func (x *Exec) rangeOn(ctx context.Context, expr string, g gpuGrid) ([]prom.Series, [][]float64, error) {
 	maxSeries := max(1, x.limits.MaxSamples/len(g.t))
 	x.executed(expr)
-	res, err := x.e.Prom.QueryRange(ctx, prom.RangeQuery{Expr: expr, Start: g.start(), End: g.end(), Step: g.step, MaxSeries: maxSeries})
+	// Decoded straight onto the grid, which is the query's own (its start plus whole steps):
+	// no list of points is made to be lined up after.
+	onGrid := g.step%time.Millisecond == 0
+	res, err := x.e.Prom.QueryRange(ctx, prom.RangeQuery{Expr: expr, Start: g.start(), End: g.end(), Step: g.step, MaxSeries: maxSeries, OnGrid: onGrid})
 	if err != nil {
 		if prom.KindOf(err) == prom.KindLimit {
 			return nil, nil, &LimitError{Msg: fmt.Sprintf("%s; at %d points per series that is more than the limit of %d samples per query: select fewer nodes or GPUs, shorten the range or raise the step",
@@ -453,18 +456,37 @@ func (x *Exec) rangeOn(ctx context.Context, expr string, g gpuGrid) ([]prom.Seri
 	x.promAnnotations("Prometheus: ", res.Warnings, res.Infos)
 	values := make([][]float64, len(res.Series))
 	for i, s := range res.Series {
-		values[i] = alignPoints(s.Points, g.t)
+		if onGrid {
+			values[i] = s.Values
+		} else {
+			values[i] = alignPoints(s.Points, g.t)
+		}
 	}
 	return res.Series, values, nil
 }
 
-// alignPoints places range-query points on the grid t (NaN where none).
+// alignPoints places range-query points on the grid t (NaN where none), as derive.Align does,
+// reading the points where they are (no copy of their times and values first).
 func alignPoints(points []prom.Point, t []int64) []float64 {
-	s := derive.Series{T: make([]int64, len(points)), V: make([]float64, len(points))}
-	for i, p := range points {
-		s.T[i], s.V[i] = p.T.UnixMilli(), p.V
+	v := make([]float64, len(t))
+	j := 0
+	var pt int64
+	if len(points) > 0 {
+		pt = points[0].T.UnixMilli()
 	}
-	return derive.Align(s, t).V
+	for i, ts := range t {
+		for j < len(points) && pt < ts {
+			if j++; j < len(points) {
+				pt = points[j].T.UnixMilli()
+			}
+		}
+		if j < len(points) && pt == ts {
+			v[i] = points[j].V
+		} else {
+			v[i] = math.NaN()
+		}
+	}
+	return v
 }
 
 // gpuRaw is one fetched series on the grid.
@@ -541,13 +563,21 @@ type gpuValues struct {
 }
 
 func (g *gpuValues) add(k GPUKey, n gpuNaming, v []float64) {
+	g.addOwned(k, n, v, false)
+}
+
+// addOwned is add; with owned, v is the caller's to give and is kept as it is, not copied.
+func (g *gpuValues) addOwned(k GPUKey, n gpuNaming, v []float64, owned bool) {
 	if g.values == nil {
 		g.values, g.namings = map[GPUKey][]float64{}, map[GPUKey][]gpuNaming{}
 	}
 	cur, ok := g.values[k]
 	if !ok {
 		g.keys = append(g.keys, k)
-		g.values[k] = slices.Clone(v)
+		if !owned {
+			v = slices.Clone(v)
+		}
+		g.values[k] = v
 		g.namings[k] = []gpuNaming{n}
 		return
 	}
@@ -568,12 +598,13 @@ func fillNaN(dst, src []float64) {
 	}
 }
 
-// mergeGPU turns the raw series of one measurement into one value series per GPU.
+// mergeGPU turns the raw series of one measurement into one value series per GPU. It scales
+// the raws' values in place and keeps them: the raws are not to be read after.
 func mergeGPU(m GPUMetric, raws []gpuRaw, n int) gpuValues {
 	var out gpuValues
 	if m != GPUMemory {
 		for _, r := range raws {
-			out.add(r.key, r.src.naming, scaled(r.v, r.src.scale))
+			out.addOwned(r.key, r.src.naming, scaleInPlace(r.v, r.src.scale), true)
 		}
 		return out
 	}
@@ -593,7 +624,7 @@ func mergeGPU(m GPUMetric, raws []gpuRaw, n int) gpuValues {
 			parts[id] = p
 			order = append(order, id)
 		}
-		v := scaled(r.v, r.src.scale)
+		v := scaleInPlace(r.v, r.src.scale)
 		if cur, ok := p[r.src.part]; ok {
 			fillNaN(cur, v)
 		} else {
@@ -622,12 +653,15 @@ func valueAt(v []float64, i int) float64 {
 	return v[i]
 }
 
-func scaled(v []float64, k float64) []float64 {
-	out := make([]float64, len(v))
-	for i, x := range v {
-		out[i] = x * k
+// scaleInPlace multiplies v by k (a scale of 1 leaves it as it is) and returns it.
+func scaleInPlace(v []float64, k float64) []float64 {
+	if k == 1 {
+		return v
 	}
-	return out
+	for i, x := range v {
+		v[i] = x * k
+	}
+	return v
 }
 
 // gpuModelNotice says that model and version do not select GPU series.

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -38,6 +39,23 @@ type Series struct {
 	Mappings    []ValueMapping
 	// Min and Max fix the axis when set (ratios 0..1, status 0..2).
 	Min, Max *float64
+}
+
+// sortSeries orders series by their sortKey, stably, building each key once (a comparison
+// that built both keys cost more than the sort itself on a fleet's GPUs).
+func sortSeries(ss []Series) {
+	type keyed struct {
+		key string
+		s   Series
+	}
+	k := make([]keyed, len(ss))
+	for i, s := range ss {
+		k[i] = keyed{s.sortKey(), s}
+	}
+	slices.SortStableFunc(k, func(a, b keyed) int { return strings.Compare(a.key, b.key) })
+	for i := range k {
+		ss[i] = k[i].s
+	}
 }
 
 func (s Series) sortKey() string {

@@ -53,6 +53,7 @@ type Point struct {
 type Series struct {
 	Labels Labels
 	Points []Point
+	Values []float64 // instead of Points, for a query OnGrid
 }
 
 // Sample is one element of an instant query's result.
@@ -147,6 +148,12 @@ type RangeQuery struct {
 	Step       time.Duration
 	// MaxSeries refuses results with more series (0 = no limit), before they are converted.
 	MaxSeries int
+	// OnGrid places each series' points on the query's grid as they are decoded, instead of
+	// listing them: Series.Values[i] is the value at Start + i·Step (Start, End and Step taken
+	// to the millisecond), NaN where the answer has no point; a point off the grid is left out
+	// and Points stays nil. One float per grid point, no timestamps: what a reader that lines
+	// series up on the grid would make of Points anyway, without the copy.
+	OnGrid bool
 }
 
 // Result is what a query returned, with the warnings and infos Prometheus attached.
@@ -167,7 +174,15 @@ func (c *Client) QueryRange(ctx context.Context, q RangeQuery) (Result, error) {
 	// A series has at most one point per step from start to end; one more for stores that align
 	// start and end to the step (Mimir's query-frontend, VictoriaMetrics).
 	points := int(min(q.End.Sub(q.Start)/q.Step, 1<<30)) + 2
-	a, err := c.query(ctx, "query_range", q.MaxSeries, max(points, 2), map[string]string{
+	var on *grid
+	if q.OnGrid {
+		g, err := gridOf(q)
+		if err != nil {
+			return Result{}, &Error{Kind: KindBadQuery, URL: c.url, Msg: err.Error()}
+		}
+		on = &g
+	}
+	a, err := c.query(ctx, "query_range", q.MaxSeries, max(points, 2), on, map[string]string{
 		"query": q.Expr,
 		"start": formatTime(q.Start),
 		"end":   formatTime(q.End),
@@ -198,7 +213,7 @@ func (c *Client) Query(ctx context.Context, expr string, ts time.Time, maxSeries
 	if !ts.IsZero() {
 		args["time"] = formatTime(ts)
 	}
-	a, err := c.query(ctx, "query", maxSeries, 0, args)
+	a, err := c.query(ctx, "query", maxSeries, 0, nil, args)
 	if err != nil {
 		return InstantResult{}, err
 	}
@@ -210,13 +225,13 @@ func (c *Client) Query(ctx context.Context, expr string, ts time.Time, maxSeries
 
 // query sends a query or query_range call and decodes its answer as it arrives (decodeAnswer):
 // one pass over the body, never held whole.
-func (c *Client) query(ctx context.Context, endpoint string, maxSeries, maxPoints int, args map[string]string) (answer, error) {
+func (c *Client) query(ctx context.Context, endpoint string, maxSeries, maxPoints int, g *grid, args map[string]string) (answer, error) {
 	body, err := c.raw.open(ctx, "/api/v1/"+endpoint, args)
 	if err != nil {
 		return answer{}, c.wrap(err)
 	}
 	defer body.Close()
-	a, err := decodeAnswer(body, endpoint, c.url, maxSeries, maxPoints)
+	a, err := decodeAnswerOn(body, endpoint, c.url, maxSeries, maxPoints, g)
 	if body.err != nil {
 		// The body failed while it was read: its bound, the context, the connection.
 		return answer{}, c.raw.transportError(ctx, body.err)

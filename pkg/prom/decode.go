@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	// Reads the answer token by token from the body: one pass, straight into our types.
@@ -43,6 +45,38 @@ type decoder struct {
 	num          []byte  // scratch: a timestamp's text
 	points       []Point // scratch: the series being read
 	seriesLabels Labels  // the series being read, for messages
+	grid         *grid   // a range query's grid, to place the points on (RangeQuery.OnGrid)
+}
+
+// grid is a range query's evaluation times: start + i·step for i < n, in milliseconds.
+type grid struct {
+	start, step int64
+	n           int
+}
+
+// gridOf is the grid of a range query OnGrid; its step must be whole milliseconds.
+func gridOf(q RangeQuery) (grid, error) {
+	step := q.Step.Milliseconds()
+	if step <= 0 || q.Step%time.Millisecond != 0 {
+		return grid{}, fmt.Errorf("a query on a grid needs a step of whole milliseconds, not %s", q.Step)
+	}
+	start, end := q.Start.UnixMilli(), q.End.UnixMilli()
+	if end < start {
+		return grid{}, fmt.Errorf("the query's end %s is before its start %s", q.End.UTC().Format(time.RFC3339), q.Start.UTC().Format(time.RFC3339))
+	}
+	if n := (end-start)/step + 1; n <= 1<<30 {
+		return grid{start: start, step: step, n: int(n)}, nil
+	}
+	return grid{}, fmt.Errorf("a query on a grid of more than %d points", 1<<30)
+}
+
+// index is the grid position of a point's time, or -1 off the grid.
+func (g *grid) index(ms int64) int {
+	d := ms - g.start
+	if ms < g.start || d < 0 || d%g.step != 0 || d/g.step >= int64(g.n) { // d < 0: overflowed
+		return -1
+	}
+	return int(d / g.step)
 }
 
 // decodeAnswer reads the answer to endpoint ("query" or "query_range") from r in one pass. It
@@ -53,8 +87,14 @@ type decoder struct {
 // envelope (the kinds of its errorType), native histograms (KindBadQuery), the series limit
 // (KindLimit).
 func decodeAnswer(r io.Reader, endpoint, where string, maxSeries, maxPoints int) (answer, error) {
+	return decodeAnswerOn(r, endpoint, where, maxSeries, maxPoints, nil)
+}
+
+// decodeAnswerOn is decodeAnswer placing a matrix's points on the grid g (when not nil) as
+// Series.Values instead of listing them as Points.
+func decodeAnswerOn(r io.Reader, endpoint, where string, maxSeries, maxPoints int, g *grid) (answer, error) {
 	// num starts non-nil: the iterator captures into a nil slice as "not capturing", and panics.
-	d := &decoder{endpoint: endpoint, where: where, maxSeries: maxSeries, maxPoints: maxPoints, num: make([]byte, 0, 32)}
+	d := &decoder{endpoint: endpoint, where: where, maxSeries: maxSeries, maxPoints: maxPoints, num: make([]byte, 0, 32), grid: g}
 	iter := jsoniter.Parse(jsoniter.ConfigDefault, r, decodeBufferSize)
 	var a answer
 	iter.ReadObjectCB(func(it *jsoniter.Iterator, key string) bool {
@@ -173,11 +213,32 @@ func (d *decoder) matrix(it *jsoniter.Iterator) []Series {
 		s := Series{Labels: Labels{}}
 		d.points, d.seriesLabels = d.points[:0], s.Labels
 		extra := 0 // points past maxPoints: checked, not kept, so they cost no memory
+		if d.grid != nil {
+			s.Values = make([]float64, d.grid.n)
+			for i := range s.Values {
+				s.Values[i] = math.NaN()
+			}
+		}
+		placed, last := 0, -1 // on a grid: the points read, the last position written
 		it.ReadObjectCB(func(it *jsoniter.Iterator, key string) bool {
 			switch key {
 			case "metric":
 				d.labels(it, s.Labels)
 			case "values":
+				if d.grid != nil {
+					it.ReadArrayCB(func(it *jsoniter.Iterator) bool {
+						ms, v := d.gridPair(it)
+						if placed++; d.maxPoints > 0 && placed > d.maxPoints {
+							extra++
+						} else if i := d.grid.index(ms); i > last {
+							// Ascending, as Prometheus writes them: a repeated time keeps its first
+							// value, as lining a list of points up on the grid does.
+							s.Values[i], last = v, i
+						}
+						return d.err == nil && it.Error == nil
+					})
+					return d.err == nil && it.Error == nil
+				}
 				it.ReadArrayCB(func(it *jsoniter.Iterator) bool {
 					p, _ := d.pair(it, false)
 					if d.maxPoints > 0 && len(d.points) >= d.maxPoints {
@@ -195,10 +256,12 @@ func (d *decoder) matrix(it *jsoniter.Iterator) []Series {
 			return d.err == nil && it.Error == nil
 		})
 		if extra > 0 && d.err == nil && it.Error == nil {
-			d.err = d.bad(fmt.Sprintf("%d points for series %s, more than the %d its range holds at its step", len(d.points)+extra, s.Labels, d.maxPoints))
+			d.err = d.bad(fmt.Sprintf("%d points for series %s, more than the %d its range holds at its step", d.maxPoints+extra, s.Labels, d.maxPoints))
 		}
-		// One allocation of the exact size per series; the scratch slice is reused.
-		s.Points = slices.Clone(d.points)
+		if d.grid == nil {
+			// One allocation of the exact size per series; the scratch slice is reused.
+			s.Points = slices.Clone(d.points)
+		}
 		out = append(out, s)
 	})
 	return out
@@ -275,32 +338,44 @@ func (d *decoder) labels(it *jsoniter.Iterator, l Labels) {
 
 // pair reads [timestamp, "value"]; with text, the value is returned as it is instead of parsed.
 func (d *decoder) pair(it *jsoniter.Iterator, text bool) (Point, string) {
-	var p Point
-	var s string
+	ms, v, s, ok := d.pairMs(it, text)
+	if !ok {
+		return Point{}, s
+	}
+	return Point{T: model.Time(ms).Time(), V: v}, s
+}
+
+// gridPair is pair for a point placed on a grid: its time in milliseconds, no time.Time.
+func (d *decoder) gridPair(it *jsoniter.Iterator) (int64, float64) {
+	ms, v, _, _ := d.pairMs(it, false)
+	return ms, v
+}
+
+// pairMs reads [timestamp, "value"]: the time in milliseconds, the value parsed or, with text,
+// as it is. ok is false where the timestamp could not be read (d.err or it.Error says why).
+func (d *decoder) pairMs(it *jsoniter.Iterator, text bool) (ms int64, v float64, s string, ok bool) {
 	if it.WhatIsNext() != jsoniter.ArrayValue || !it.ReadArray() {
 		d.fail(it, "a sample that is not [timestamp, value]")
-		return p, s
+		return 0, 0, "", false
 	}
 	d.num = it.SkipAndAppendBytes(d.num[:0])
-	ms, ok := parseTimestamp(d.num)
-	if !ok {
+	if ms, ok = parseTimestamp(d.num); !ok {
 		d.fail(it, fmt.Sprintf("a timestamp that is not seconds with at most 15 digits and a fraction: %q", d.num))
-		return p, s
+		return 0, 0, "", false
 	}
-	p.T = model.Time(ms).Time()
 	if !it.ReadArray() {
 		d.fail(it, "a sample without a value")
-		return p, s
+		return ms, 0, "", true
 	}
 	if text {
 		s = it.ReadString()
 	} else {
-		p.V = d.value(it)
+		v = d.value(it)
 	}
 	if it.ReadArray() {
 		d.fail(it, "a sample with more than [timestamp, value]")
 	}
-	return p, s
+	return ms, v, s, true
 }
 
 // value reads a sample value: a quoted float, "NaN", "+Inf" or "-Inf".
@@ -308,6 +383,9 @@ func (d *decoder) value(it *jsoniter.Iterator) float64 {
 	raw := it.ReadStringAsSlice() // valid until the next read: parsed at once
 	if it.Error != nil {
 		return 0
+	}
+	if f, ok := parseShortDecimal(raw); ok {
+		return f
 	}
 	f, err := strconv.ParseFloat(string(raw), 64)
 	if err != nil {
@@ -358,28 +436,45 @@ func (d *decoder) malformed(err error) *Error {
 // ("1700000000.123"), into milliseconds: digits past the third of the fraction are dropped, as
 // client_golang's model.Time does. Exponents, a leading '+' and leading zeros are refused.
 func parseTimestamp(b []byte) (int64, bool) {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r' || b[0] == '\n') {
-		b = b[1:] // the captured text may start with white space (bytes.TrimLeft costs a sixth of the decoding)
+	// One pass over the text: it is read for every sample.
+	i := 0
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++ // the captured text may start with white space
 	}
-	neg := len(b) > 0 && b[0] == '-'
+	neg := i < len(b) && b[i] == '-'
 	if neg {
-		b = b[1:]
+		i++
 	}
-	intPart, frac, hasFrac := cutByte(b, '.')
-	if len(intPart) == 0 || len(intPart) > 15 || (len(intPart) > 1 && intPart[0] == '0') || !allDigits(intPart) {
+	start := i
+	var sec int64
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		if i-start == 15 {
+			return 0, false
+		}
+		sec = sec*10 + int64(b[i]-'0')
+	}
+	if n := i - start; n == 0 || n > 1 && b[start] == '0' {
 		return 0, false
 	}
-	if hasFrac && (len(frac) == 0 || !allDigits(frac)) {
-		return 0, false
-	}
-	var ms int64
-	for _, c := range intPart {
-		ms = ms*10 + int64(c-'0')
-	}
-	for i := range 3 {
-		ms *= 10
-		if i < len(frac) {
-			ms += int64(frac[i] - '0')
+	ms := sec * 1000
+	if i < len(b) {
+		if b[i] != '.' {
+			return 0, false
+		}
+		i++
+		frac := i
+		for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+			switch i - frac {
+			case 0:
+				ms += 100 * int64(b[i]-'0')
+			case 1:
+				ms += 10 * int64(b[i]-'0')
+			case 2:
+				ms += int64(b[i] - '0')
+			}
+		}
+		if i == frac || i < len(b) {
+			return 0, false
 		}
 	}
 	if neg {
@@ -388,20 +483,51 @@ func parseTimestamp(b []byte) (int64, bool) {
 	return ms, true
 }
 
-func cutByte(b []byte, sep byte) (before, after []byte, found bool) {
-	for i, c := range b {
-		if c == sep {
-			return b[:i], b[i+1:], true
-		}
-	}
-	return b, nil, false
-}
+// pow10 are the powers of ten a float64 holds exactly.
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+	1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
 
-func allDigits(b []byte) bool {
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return false
+// parseShortDecimal parses the values exporters mostly write — an integer ("34102040330") or
+// a short decimal ("0.37", "178.523") — bit for bit as strconv.ParseFloat does, without its
+// general path (a sixth of decoding a GPU answer): an integer of up to 19 digits converts to
+// the nearest float64 as ParseFloat rounds it, and a decimal whose digits make at most 2^53 is
+// an exact float64 mantissa divided by an exact power of ten, one correctly rounded operation
+// (the fast path of strconv itself). Anything else (exponents, more digits, "NaN", "+Inf")
+// answers false.
+func parseShortDecimal(b []byte) (float64, bool) {
+	i := 0
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		i++
+	}
+	start := i
+	var m uint64 // wraps past 19 digits, which are refused below
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		m = m*10 + uint64(b[i]-'0')
+	}
+	nInt, nFrac := i-start, 0
+	if i < len(b) {
+		if b[i] != '.' {
+			return 0, false
+		}
+		i++
+		frac := i
+		for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+			m = m*10 + uint64(b[i]-'0')
+		}
+		if nFrac = i - frac; nFrac == 0 || i < len(b) {
+			return 0, false
 		}
 	}
-	return true
+	if nInt == 0 || nInt+nFrac > 19 || nFrac > 0 && (m > 1<<53 || nFrac >= len(pow10)) {
+		return 0, false
+	}
+	f := float64(m)
+	if nFrac > 0 {
+		f /= pow10[nFrac]
+	}
+	if neg {
+		f = -f
+	}
+	return f, true
 }

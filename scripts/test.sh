@@ -39,6 +39,8 @@ fuzz() { go test -run '^$' -fuzz "^$1\$" -fuzztime "$2" "$3"; }
 fuzz FuzzQuote 100000x ./pkg/prom
 fuzz FuzzMatchAny 60000x ./pkg/prom
 fuzz FuzzDecodeAnswer 120000x ./pkg/prom
+fuzz FuzzParseShortDecimal 60000x ./pkg/prom
+fuzz FuzzDecodeOnGrid 60000x ./pkg/prom
 for target in FuzzResourceBodies FuzzResourceQueries FuzzQueryJSON FuzzSettings; do
   fuzz "$target" 25000x ./pkg/datasource
 done

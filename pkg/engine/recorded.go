@@ -66,7 +66,11 @@ func (x *Exec) historyLatencyExpr(ctx context.Context, m profile.Measure, q floa
 // recordedCovers says whether the recorded latency can stand for the raw buckets here, and the
 // selector to read it with.
 func (x *Exec) recordedCovers(ctx context.Context, m profile.Measure, q float64, by []string, opt derive.BaselineOptions) (bool, string) {
+	// The recording is per model, version and instance: a grouping without the version (a new
+	// version's model reference) would take the max of the versions' quantiles, not the
+	// quantile of their summed buckets.
 	if m.Kind != profile.Histogram || q <= 0 || x.instanceLabel == "" || !slices.Contains(by, x.instanceLabel) ||
+		(x.versionLabel != "" && !slices.Contains(by, x.versionLabel)) ||
 		(x.e.Fleet != nil && len(x.e.Fleet.Servers) > 1) || x.e.Prom == nil {
 		return false, ""
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,10 +15,7 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/pkg/engine"
-	"github.com/inferscope/inferscope/pkg/prom"
 	"github.com/inferscope/inferscope/pkg/testbed"
-	"github.com/inferscope/inferscope/pkg/testbed/promtest"
-	"github.com/inferscope/inferscope/pkg/testbed/tbtest"
 	"github.com/inferscope/inferscope/pkg/triage"
 )
 
@@ -69,18 +65,8 @@ func BenchmarkCanned(b *testing.B) {
 		}
 		factor = n
 	}
-	dir, groups := tbtest.ScaledTSDB(b, factor)
-	srv := promtest.Start(b, promtest.Options{DataDir: dir, ExtraArgs: benchPromArgs()})
-	w := &wire{dir: b.TempDir()}
-	c, err := prom.New(srv.URL, &http.Client{Transport: w}, prom.MaxAnswerBytes(1<<30))
-	if err != nil {
-		b.Fatal(err)
-	}
+	e, w, _, groups := scaledEngine(b, factor)
 	end := testbed.DefaultEnd
-	e, err := engine.New(context.Background(), engine.Config{Prom: c, WarmupWindow: 2 * time.Minute, Limits: benchLimits(b), Now: func() time.Time { return end }})
-	if err != nil {
-		b.Fatal(err)
-	}
 	rng := engine.Range{Start: end.Add(-6 * time.Hour), End: end, MinStep: time.Minute}
 	type item struct {
 		name string

@@ -419,7 +419,9 @@ func BenchmarkScale(b *testing.B) {
 	}
 }
 
-func benchScale(b *testing.B, factor int) {
+// scaledEngine starts Prometheus on the test bed scaled by factor and an engine reading it
+// through a wire that records the answers; the engine's clock stands at the test bed's end.
+func scaledEngine(b *testing.B, factor int) (*engine.Engine, *wire, *promtest.Server, []*testbed.Scenario) {
 	dir, groups := tbtest.ScaledTSDB(b, factor)
 	// Blocks no larger than 2h are made from here on: Prometheus leaves the history's day blocks
 	// as they are instead of compacting them while the figures are taken.
@@ -436,6 +438,12 @@ func benchScale(b *testing.B, factor int) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return e, w, srv, groups
+}
+
+func benchScale(b *testing.B, factor int) {
+	e, w, srv, groups := scaledEngine(b, factor)
+	end := testbed.DefaultEnd
 	s := groups[0]
 	surge, _ := s.Incident(testbed.QueueSurge)
 	canary, _ := s.Incident(testbed.CanarySlower)

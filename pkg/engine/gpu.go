@@ -465,28 +465,14 @@ func (x *Exec) rangeOn(ctx context.Context, expr string, g gpuGrid) ([]prom.Seri
 	return res.Series, values, nil
 }
 
-// alignPoints places range-query points on the grid t (NaN where none), as derive.Align does,
-// reading the points where they are (no copy of their times and values first).
+// alignPoints places range-query points on the grid t (NaN where none); a query decoded on its
+// grid (OnGrid) needs none of it.
 func alignPoints(points []prom.Point, t []int64) []float64 {
-	v := make([]float64, len(t))
-	j := 0
-	var pt int64
-	if len(points) > 0 {
-		pt = points[0].T.UnixMilli()
+	s := derive.Series{T: make([]int64, len(points)), V: make([]float64, len(points))}
+	for i, p := range points {
+		s.T[i], s.V[i] = p.T.UnixMilli(), p.V
 	}
-	for i, ts := range t {
-		for j < len(points) && pt < ts {
-			if j++; j < len(points) {
-				pt = points[j].T.UnixMilli()
-			}
-		}
-		if j < len(points) && pt == ts {
-			v[i] = points[j].V
-		} else {
-			v[i] = math.NaN()
-		}
-	}
-	return v
+	return derive.Align(s, t).V
 }
 
 // gpuRaw is one fetched series on the grid.

@@ -45,7 +45,7 @@ func gather(q question, rds []*Readings, th Thresholds) gathered {
 			if g.lead == nil || d.delta() > g.lead.delta() {
 				g.lead = &d
 			}
-			for _, c := range subjectCauses(rd, raw, s, rd.instance(s.Instance), th) {
+			for _, c := range subjectCauses(rd, raw, s, rd.instance(s.Instance), th, d.lead) {
 				c.model = rd.Model
 				local = append(local, c)
 			}
@@ -211,24 +211,8 @@ func weigh(c *candidate, rd *Readings, leads map[string]decomp, top *decomp) {
 func explainQueue(c *candidate, rd *Readings) {
 	r, ok := trafficExplainsQueue(rd, c.instance)
 	if !ok {
-		if c.id != CauseQueue {
-			return
-		}
-		in := rd.instance(c.instance)
-		switch moved, lost := false, 0.0; {
-		case in == nil:
-		case trafficFlat(rd, c.instance):
-			// Stable compute, stable arrivals, a rising queue: the concurrency or the batching
-			// policy (the brief's split rule) — the segment's diagnosis.
-			c.score = math.Max(c.score, 0.5+0.2*grade(c.queueRatio, riseRatio, 5))
-			c.summary += "; the arrivals and compute stand where they stood, so the wait is the concurrency's or the batching policy's"
-		default:
-			if moved, lost = movedTraffic(rd, in); moved {
-				// The instance took over the traffic of instances that lost capacity: the model
-				// runs on fewer instances, and the queue is that capacity's.
-				c.score = math.Max(c.score, 0.5+0.2*grade(c.queueRatio, riseRatio, 5))
-				c.summary += fmt.Sprintf("; its extra traffic comes from the model's instances that lost %s: the model runs on fewer instances (lost capacity)", rateText(-lost))
-			}
+		if c.id == CauseQueue {
+			queueWithoutSurge(c, rd)
 		}
 		return
 	}
@@ -241,6 +225,28 @@ func explainQueue(c *candidate, rd *Readings) {
 		c.score *= offLead
 		c.summary += fmt.Sprintf(" (weighed down: the instance receives %.2f× its usual traffic, which lengthens the queue)", r)
 	}
+}
+
+// queueWithoutSurge raises the queue cause to its segment's diagnosis where the readings say why
+// requests wait without a surge: the arrivals stand where they stood (stable compute, stable
+// arrivals, a rising queue: the concurrency or the batching policy, the brief's split rule), or
+// the instance took over the traffic of instances that lost capacity (the model runs on fewer
+// instances).
+func queueWithoutSurge(c *candidate, rd *Readings) {
+	in := rd.instance(c.instance)
+	if in == nil {
+		return
+	}
+	var why string
+	if trafficFlat(in) {
+		why = "; the arrivals and compute stand where they stood, so the wait is the concurrency's or the batching policy's"
+	} else if moved, lost := movedTraffic(rd, in); moved {
+		why = fmt.Sprintf("; its extra traffic comes from the model's instances that lost %s: the model runs on fewer instances (lost capacity)", rateText(-lost))
+	} else {
+		return
+	}
+	c.score = math.Max(c.score, 0.5+0.2*grade(c.queueRatio, riseRatio, 5))
+	c.summary += why
 }
 
 // explainCompute raises the compute candidates whose own sign explains a compute rise: hardware

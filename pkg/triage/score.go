@@ -644,11 +644,7 @@ const flatLine = 1.1
 
 // trafficFlat says whether the instance's traffic stands within flatLine of its usual level and
 // of the hour before (both read; less traffic counts as flat).
-func trafficFlat(rd *Readings, instance string) bool {
-	in := rd.instance(instance)
-	if in == nil {
-		return false
-	}
+func trafficFlat(in *Instance) bool {
 	usual, hour := trafficRatio(in), ratio(in.QPS.Now, in.QPS.Before)
 	return finite(usual) && finite(hour) && usual < flatLine && hour < flatLine
 }
@@ -876,7 +872,8 @@ func versionText(v string) string {
 // subjectCauses score the causes read per version on an instance: queue, compute (memory, KV
 // cache, a new version, or compute alone), network. raw is the subject as read, s the subject
 // as compared (a new version's before is the versions' it replaced).
-func subjectCauses(rd *Readings, raw, s Subject, in *Instance, th Thresholds) []candidate {
+// lead is the subject's leading segment (decompose), "" where none leads.
+func subjectCauses(rd *Readings, raw, s Subject, in *Instance, th Thresholds, lead string) []candidate {
 	var out []candidate
 	// The service types the subject is read from drop the warm-up's samples (the engine's
 	// warm-up filter): a change they still show happened outside the warm-up, so these causes
@@ -888,7 +885,7 @@ func subjectCauses(rd *Readings, raw, s Subject, in *Instance, th Thresholds) []
 	if c, ok := queueCause(s, in, th, half, who); ok {
 		out = append(out, c)
 	}
-	out = append(out, computeCauses(rd, s, in, th, half, who)...)
+	out = append(out, computeCauses(rd, s, in, th, half, who, lead)...)
 
 	// Network: the gateway's time beyond the service's own. Three signs: how much it rose, its
 	// share of the time, and how many times its own reference it is while the service's own time
@@ -972,7 +969,7 @@ func backlogReason(in *Instance) (Pair, string) {
 // preempted), or by none of the signals measured here (compute). Where the server times
 // compute's phases, the summary names the phase that grew. A memory cause needs memory past
 // its warning line: without it, a compute rise is "compute", not memory.
-func computeCauses(rd *Readings, s Subject, in *Instance, th Thresholds, half float64, who string) []candidate {
+func computeCauses(rd *Readings, s Subject, in *Instance, th Thresholds, half float64, who, lead string) []candidate {
 	svc := s.ServiceMean()
 	cr := ratio(s.Compute.Now, s.Compute.Before)
 	cRising := cr >= riseRatio && s.Compute.Now-s.Compute.Before >= riseAbs
@@ -1024,9 +1021,9 @@ func computeCauses(rd *Readings, s Subject, in *Instance, th Thresholds, half fl
 		}
 		out = append(out, c)
 	}
-	// Compute that leads the latency change (decompose) is the segment's finding even under its
-	// own 1.5× line: the change the engineer was paged for is in compute.
-	if cRising || (cr > 1 && decompose(s, who).lead == SegCompute) {
+	// Compute that leads the latency change is the segment's finding even under its own 1.5×
+	// line: the change the engineer was paged for is in compute.
+	if cRising || (cr > 1 && lead == SegCompute) {
 		c := candidate{id: CauseCompute, instance: s.Instance, version: s.Version, score: computeScore,
 			summary: fmt.Sprintf("compute time of %s is %s (%.1f× the hour before, %s); the cause is not among the signals measured here (%s)",
 				who, msText(s.Compute.Now), cr, msText(s.Compute.Before), flatSignals(rd, in, mp)),

@@ -581,3 +581,26 @@ func TestScoreMemoryThatRoseExplainsCompute(t *testing.T) {
 		t.Errorf("standing memory: %s %s (%s)", r.Verdict, causeList(&r), r.Summary)
 	}
 }
+
+// TestScoreChangeConfinedToOneSegment: a queue that is a small part of the time (90 ms before
+// 3.7 s of compute) grows nearly fourfold over flat arrivals: the total rises under its 1.2×
+// line, but the change is all the queue's, which leads and is diagnosed. The same queue growth
+// with the total under 1.05× leads nothing.
+func TestScoreChangeConfinedToOneSegment(t *testing.T) {
+	confined := func(queue float64) Report {
+		return Score(readings("", func(s *Subject, in *Instance) {
+			s.Compute, s.Queue, s.P95 = Pair{3.68, 3.68}, Pair{0.09, queue}, Pair{5.9, 5.9 + queue - 0.09}
+			in.QueueDepth.Now = 1.4
+		}), DefaultThresholds())
+	}
+	r := confined(0.34)
+	t.Logf("confined: %s %s lead %q: %s", r.Verdict, causeList(&r), r.Lead, r.Summary)
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseQueue || r.Lead != SegQueue {
+		t.Errorf("want the queue diagnosed and leading: %s %s lead %q", r.Verdict, causeList(&r), r.Lead)
+	}
+	r = confined(0.2)
+	t.Logf("under 1.05×: %s %s lead %q", r.Verdict, causeList(&r), r.Lead)
+	if r.Lead != "" || r.Verdict == Diagnosed {
+		t.Errorf("a queue rise under 5 %% of the total led %q: %s %s", r.Lead, r.Verdict, causeList(&r))
+	}
+}

@@ -129,13 +129,39 @@ func findRecent(ctx context.Context, e *engine.Engine, o Options) (*RecentChange
 	if best := strongestChange(total, keys, o, ""); best != nil {
 		return best, r.rng.MinStep, r.rd.Queries, nil
 	}
-	res, err = r.run(ctx, engine.Latency{Select: sel, Quantiles: []float64{0.95}, By: engine.ByInstance})
+	lat, err := r.run(ctx, engine.Latency{Select: sel, Quantiles: []float64{0.95}, By: engine.ByInstance})
 	if err != nil {
 		return nil, 0, r.rd.Queries, err
 	}
-	total, keys = r.subjectSum(res.Series, "p95")
-	return strongestChange(total, keys, o, "P95"), r.rng.MinStep, r.rd.Queries, nil
+	total, keys = r.subjectSum(lat.Series, "p95")
+	if best := strongestChange(total, keys, o, "P95"); best != nil {
+		return best, r.rng.MinStep, r.rd.Queries, nil
+	}
+	return segmentChange(r, res.Series, o), r.rng.MinStep, r.rd.Queries, nil
 }
+
+// segmentChange looks for the change in one segment of the split where neither the time per
+// request nor the P95 stepped: a queue of 70 ms before seconds of compute can grow fourfold
+// while the total moves by a tenth. Such a change is taken only when it has held for
+// segmentPoints points: with the total flat, one point past the line is as likely the noise
+// of a small mean.
+func segmentChange(r *reader, series []engine.Series, o Options) *RecentChange {
+	var best *RecentChange
+	for _, name := range []string{"queue", "network"} {
+		part, keys := r.subjectSum(series, name)
+		rc := strongestChange(part, keys, o, name+" time per request")
+		if rc == nil || rc.Points < segmentPoints {
+			continue
+		}
+		if best == nil || rc.Now/rc.Level > best.Now/best.Level {
+			best = rc
+		}
+	}
+	return best
+}
+
+// segmentPoints is how many points past the line a change seen in one segment only needs.
+const segmentPoints = 2
 
 // strongestChange is the recent change of the subject whose points rose most against their
 // level, nil if none; signal names the series ("" for the time per request).

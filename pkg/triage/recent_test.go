@@ -222,3 +222,30 @@ func TestStrongestChangeNamesItsSignal(t *testing.T) {
 		t.Error("a flat series has a change")
 	}
 }
+
+// TestSegmentChange: where neither the time per request nor the P95 stepped, a step of the queue
+// (or the network) held for two points is the change point; one point of a small mean is not.
+func TestSegmentChange(t *testing.T) {
+	to := time.Date(2026, 11, 22, 10, 24, 0, 0, time.UTC)
+	o := Options{Model: "m", From: to.Add(-15 * time.Minute), To: to}
+	r := &reader{o: o, rd: &Readings{}, instLbl: "instance", verLbl: "version"}
+	split := func(queueTail ...float64) []engine.Series {
+		tq, q := series(to, append(flat(30-len(queueTail), 0.09), queueTail...)...)
+		tc, c := series(to, flat(30, 3.68)...)
+		lbl := map[string]string{"instance": "node-c:8000", "version": "v1"}
+		return []engine.Series{{Name: "queue", Labels: lbl, T: tq, V: q}, {Name: "compute", Labels: lbl, T: tc, V: c}}
+	}
+	rc := segmentChange(r, split(0.34, 0.34, 0.34, 0.34), o)
+	if rc == nil || rc.Signal != "queue time per request" || rc.Points != 4 || rc.Where != "m v1 on node-c:8000" {
+		t.Fatalf("queue step: %+v", rc)
+	}
+	if total, keys := r.subjectTimes(split(0.34, 0.34, 0.34, 0.34)); strongestChange(total, keys, o, "") != nil {
+		t.Error("the total stepped too: the test no longer isolates the segment")
+	}
+	if rc := segmentChange(r, split(0.34), o); rc != nil {
+		t.Errorf("one point past the line taken: %+v", rc)
+	}
+	if rc := segmentChange(r, split(), o); rc != nil {
+		t.Errorf("a flat queue changed: %+v", rc)
+	}
+}

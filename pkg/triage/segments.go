@@ -65,6 +65,31 @@ func tailRise(s Subject, total Pair) bool {
 		ratio(total.Now, total.Before) >= tailMean
 }
 
+// segPart is one segment's mean time per request, before and now.
+type segPart struct {
+	name string
+	p    Pair
+}
+
+// confinedRise says whether the subject's change is confined to one segment: that segment
+// stepped past the segment rule (riseRatio× and riseAbs) and holds tailShare of the total's rise,
+// and the total rose by tailMean×. Where one segment is a small part of the time (a queue of
+// 70 ms before 2.3 s of compute), it can grow severalfold while the total stays under its
+// totalRise line: the change is still the segment's, and its causes explain it.
+func confinedRise(parts []segPart, total Pair) bool {
+	change := total.Now - total.Before
+	if !finite(change) || ratio(total.Now, total.Before) < tailMean {
+		return false
+	}
+	for _, x := range parts {
+		dx := x.p.Now - x.p.Before
+		if finite(dx) && dx >= riseAbs && dx >= tailShare*change && ratio(x.p.Now, x.p.Before) >= riseRatio {
+			return true
+		}
+	}
+	return false
+}
+
 // offLead weighs a cause whose segment did not lead the change.
 const offLead = 0.6
 
@@ -88,10 +113,7 @@ func (d decomp) delta() float64 {
 // decompose attributes the subject's change to its segments.
 func decompose(s Subject, who string) decomp {
 	d := decomp{s: s, who: who}
-	parts := []struct {
-		name string
-		p    Pair
-	}{{SegQueue, s.Queue}, {SegCompute, s.Compute}, {SegNetwork, s.Network}}
+	parts := []segPart{{SegQueue, s.Queue}, {SegCompute, s.Compute}, {SegNetwork, s.Network}}
 	d.total = Pair{0, 0}
 	measured := 0
 	for _, x := range parts {
@@ -107,7 +129,7 @@ func decompose(s Subject, who string) decomp {
 	change := d.total.Now - d.total.Before
 	grew := finite(change) && change >= riseAbs && ratio(d.total.Now, d.total.Before) >= totalRise
 	segLine := riseAbs
-	if !grew && tailRise(s, d.total) {
+	if !grew && (tailRise(s, d.total) || confinedRise(parts, d.total)) {
 		grew, segLine = true, tailShare*change
 	}
 	best := 0.0

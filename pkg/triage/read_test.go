@@ -98,3 +98,29 @@ func TestScoreTrafficSpreadFromALostInstance(t *testing.T) {
 		t.Errorf("from the total alone: %s %s", r.Verdict, causeList(&r))
 	}
 }
+
+// TestScoreEveningDeclineIsNotMovedTraffic: node-a's traffic stepped 1.6× (a client's burst)
+// in an evening hour where the model's three other instances each serve 15 % less than in the
+// hour before (the daily curve, 45 req/s in all: more than half node-a's gain). No instance lost
+// its traffic: node-a's extra requests are a surge, not moved; with one of them stopped, they
+// are moved.
+func TestScoreEveningDeclineIsNotMovedTraffic(t *testing.T) {
+	rd := readings("", func(s *Subject, in *Instance) {
+		s.Queue.Now, s.P95.Now, s.BaselineRatio = 0.0288, 0.06, 2.4
+		s.QPS.Now, in.QPS.Now, in.QPSBaseline = 160, 160, 100
+	})
+	rd.Instance, rd.Subjects, rd.Instances = "node-a:8000", rd.Subjects[:1], rd.Instances[:1]
+	rd.ModelQPS = Pair{400, 415}
+	rd.ModelByInstance = map[string]Pair{"node-a:8000": {100, 160}, "node-b:8000": {100, 85}, "node-c:8000": {100, 85}, "node-d:8000": {100, 85}}
+	r := Score(rd, DefaultThresholds())
+	t.Logf("decline: %s: %s", r.Verdict, causeList(&r))
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseTrafficSurge {
+		t.Errorf("want traffic_surge first: %s %s", r.Verdict, causeList(&r))
+	}
+	rd.ModelByInstance["node-b:8000"] = Pair{100, 0}
+	r = Score(rd, DefaultThresholds())
+	t.Logf("stopped: %s: %s", r.Verdict, causeList(&r))
+	if r.Causes[0].ID != CauseQueue {
+		t.Errorf("want queue (lost capacity) first: %s %s", r.Verdict, causeList(&r))
+	}
+}

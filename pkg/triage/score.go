@@ -556,8 +556,9 @@ func trafficCause(rd *Readings, in *Instance, subj string, warm bool) (candidate
 }
 
 // movedTraffic says whether the instance's extra traffic (against the hour before) is at least
-// half matched by less traffic on some of the model's other instances (those that lost traffic;
-// an instance that stopped serving counts as 0), and returns what they lost (negative). The
+// half matched by less traffic on some of the model's other instances (those that lost traffic:
+// at most lostLine of what they served in the hour before; an instance that stopped serving
+// counts as 0), and returns what they lost (negative). The
 // others that gained too (they shared the lost instance's traffic) do not hide it. A question
 // that sees only part of the model (an instance or a node) reads the others from the model's
 // traffic per instance, else from its total; without either, it cannot tell.
@@ -587,13 +588,21 @@ func movedTraffic(rd *Readings, in *Instance) (bool, float64) {
 			continue
 		}
 		n++
-		lost += math.Min(0, p.Now-p.Before)
+		if p.Now <= lostLine*p.Before {
+			lost += p.Now - p.Before
+		}
 	}
 	if n == 0 {
 		return false, math.NaN()
 	}
 	return inc > 0 && lost <= -0.5*inc, lost
 }
+
+// lostLine: an instance serving at most this share of its traffic of the hour before lost it
+// (stopped, or lost part of its capacity); above it, the hour's daily curve moves every
+// instance's traffic alike, and the fall of the model's other instances in an evening hour is
+// not traffic moved to this one.
+const lostLine = 2.0 / 3
 
 // trafficRef is the instance's usual traffic and what it is: the 7-day same-time-of-day mean,
 // else the hour before.

@@ -108,6 +108,14 @@ func (r *Reader) roleExpr(role profile.Role, q RoleQuery) (string, bool, string)
 				expr = fmt.Sprintf("(%s) / (%s)", num, den)
 			}
 		}
+	case profile.CounterRatio:
+		// e.g. Triton's batch size: inferences / executions, each a counter.
+		var num, den string
+		if num, err = sumBy(m.Metrics, true); err == nil {
+			if den, err = sumBy(m.Count, true); err == nil {
+				expr = fmt.Sprintf("(%s) / (%s)", num, den)
+			}
+		}
 	default:
 		return "", false, fmt.Sprintf("%s measures %s as a %s, which triage does not read", p.Title, role, m.Kind)
 	}

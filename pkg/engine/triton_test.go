@@ -200,6 +200,26 @@ func TestTritonSummariesPerModelAndGPU(t *testing.T) {
 			t.Errorf("TTFT mean at %s: %.9g s, truth %.9g s", ts.Format(time.RFC3339), ttft[0].V[i], want)
 		}
 	}
+	// Batch size: inferences / executions, two counters (a counter ratio), per instance.
+	bs, why, err := b.e.Reader().RoleReading(context.Background(), RoleQuery{Num: profile.BatchSize, Model: "recsys-ranker",
+		Instances: []string{inst}, Rate: window, Start: from, End: to, Step: time.Minute})
+	if err != nil || len(bs) != 1 {
+		t.Fatalf("batch size: %v %s %d series", err, why, len(bs))
+	}
+	checked := 0
+	for i, ms := range bs[0].T {
+		ts := msTime(ms)
+		if ts.Before(from.Add(window)) {
+			continue // the rate window still holds the minutes before the surge's batches
+		}
+		checked++
+		if want := s.SegmentMean(testbed.BatchSize, inst, "recsys-ranker", "", ts); !near(bs[0].V[i], want, 0.05) {
+			t.Errorf("batch size at %s: %.4g, truth %.4g", ts.Format(time.RFC3339), bs[0].V[i], want)
+		}
+	}
+	if checked < 10 {
+		t.Errorf("batch size: %d points checked", checked)
+	}
 	x, err := b.e.newExec(Common{Instance: []string{inst}, Model: []string{"recsys-ranker"}, Version: []string{"v1.4.0"}}, b.e.Profile, Range{Start: from, End: to, MinStep: time.Minute})
 	if err != nil {
 		t.Fatal(err)

@@ -395,7 +395,7 @@ func TestScoreSurgeExplainsTheQueue(t *testing.T) {
 // the arrivals stand still (a smaller max batch size): the queue leads and is the segment's
 // diagnosis, as the brief's split rule reads it. With the arrivals up 1.3× (under the surge
 // line, above flat) the same queue is not raised: a small surge or the batching, the readings
-// cannot tell.
+// cannot tell — unless the batches shrank.
 func TestScoreQueueOverFlatTraffic(t *testing.T) {
 	queue := func(qps float64) Report {
 		return Score(readings("", func(s *Subject, in *Instance) {
@@ -412,6 +412,16 @@ func TestScoreQueueOverFlatTraffic(t *testing.T) {
 	t.Logf("1.3×: %s %s", r.Verdict, causeList(&r))
 	if r.Verdict == Diagnosed {
 		t.Errorf("a queue under 1.3× the traffic diagnosed: %s", causeList(&r))
+	}
+	// The same 1.3× with batches a third of their size (a lower max batch size): the batching
+	// policy makes the load wait, whatever the small rise of the arrivals.
+	r = Score(readings("", func(s *Subject, in *Instance) {
+		s.Queue.Now, s.P95.Now, s.BaselineRatio = 0.0136, 0.04, 1.6
+		s.QPS.Now, in.QPS.Now, in.BatchSize = 130, 130, Pair{6, 2}
+	}), DefaultThresholds())
+	t.Logf("smaller batches: %s %s", r.Verdict, causeList(&r))
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseQueue || !strings.Contains(r.Causes[0].Summary, "batches are smaller (2.0 requests per batch, 6.0 before)") {
+		t.Errorf("want queue diagnosed by its smaller batches: %s %s", r.Verdict, causeList(&r))
 	}
 }
 

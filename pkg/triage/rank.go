@@ -238,15 +238,30 @@ func queueWithoutSurge(c *candidate, rd *Readings) {
 		return
 	}
 	var why string
-	if trafficFlat(in) {
-		why = "; the arrivals and compute stand where they stood, so the wait is the concurrency's or the batching policy's"
-	} else if moved, lost := movedTraffic(rd, in); moved {
+	if moved, lost := movedTraffic(rd, in); moved {
 		why = fmt.Sprintf("; its extra traffic comes from the model's instances that lost %s: the model runs on fewer instances (lost capacity)", rateText(-lost))
+	} else if smallerBatches(in) {
+		why = fmt.Sprintf("; the batches are smaller (%.1f requests per batch, %.1f before) while the arrivals did not fall: a lower max batch size or batch delay makes the same load wait", in.BatchSize.Now, in.BatchSize.Before)
+	} else if trafficFlat(in) {
+		why = "; the arrivals and compute stand where they stood, so the wait is the concurrency's or the batching policy's"
 	} else {
 		return
 	}
 	c.score = math.Max(c.score, 0.5+0.2*grade(c.queueRatio, riseRatio, 5))
 	c.summary += why
+}
+
+// batchLine: batches this much smaller than in the hour before changed past the spread of a
+// steady load. A continuous-batching server's batch is its running requests, which follow its
+// arrivals times its compute time: fuller batches say no more than the arrivals do, but smaller
+// ones over the same arrivals and compute say the batching policy capped them.
+const batchLine = 1.25
+
+// smallerBatches: the instance runs batches past batchLine smaller than in the hour before while
+// its arrivals did not fall (against the hour before): the batching policy changed (a lower max
+// batch size, a shorter batch delay), and the same load waits longer.
+func smallerBatches(in *Instance) bool {
+	return ratio(in.BatchSize.Before, in.BatchSize.Now) >= batchLine && ratio(in.QPS.Now, in.QPS.Before) >= 1/flatLine
 }
 
 // explainCompute raises the compute candidates whose own sign explains a compute rise: hardware

@@ -80,6 +80,9 @@ type Instance struct {
 	ThrottleMeasured bool
 	// Framework and business readings (PromQL through the profile, not warm-up filtered).
 	CacheHit, Waiting, QueueDepth, Preemption, InputMean, Confidence, Fallback Pair
+	// BatchSize: requests per executed batch (the running requests of a continuous-batching
+	// server), where the server reports it.
+	BatchSize Pair
 	// KVCache: the model's KV-cache usage (0..1) where the server reports it (vLLM). There it is
 	// the memory-pressure signal: vLLM pre-allocates most of the GPU's memory, so GPU memory
 	// used says nothing about pressure.
@@ -308,7 +311,7 @@ func (r *reader) readInstances(ctx context.Context) ([]string, error) {
 		rd.Instances = append(rd.Instances, Instance{Name: n, Node: nodeOf(n), QPS: q, QPSBaseline: math.NaN(), QPSLast: l,
 			GPUMem: nanPair(), GPUUtil: nanPair(), GPUMemPeak: math.NaN(), XID: nanPair(), ECCUncorrected: nanPair(),
 			CacheHit: nanPair(), Waiting: nanPair(), QueueDepth: nanPair(), Preemption: nanPair(), InputMean: nanPair(),
-			Confidence: nanPair(), Fallback: nanPair(), WaitingDeferred: nanPair(), KVCache: nanPair(),
+			BatchSize: nanPair(), Confidence: nanPair(), Fallback: nanPair(), WaitingDeferred: nanPair(), KVCache: nanPair(),
 			KVCachePeak: math.NaN(), PreemptionPeak: math.NaN()})
 	}
 	return names, nil
@@ -755,6 +758,7 @@ func (r *reader) extraJobs() []func(context.Context) error {
 		{"preemptions per request", profile.Preemptions, profile.Requests, func(in *Instance, p Pair) { in.Preemption = p },
 			func(in *Instance, v float64) { in.PreemptionPeak = v }},
 		{"mean input length", profile.InputLength, "", func(in *Instance, p Pair) { in.InputMean = p }, nil},
+		{"batch size", profile.BatchSize, "", func(in *Instance, p Pair) { in.BatchSize = p }, nil},
 		{"mean confidence", profile.Confidence, "", func(in *Instance, p Pair) { in.Confidence = p }, nil},
 		{"fallback share", profile.Fallback, profile.Requests, func(in *Instance, p Pair) { in.Fallback = p }, nil},
 	}

@@ -1370,6 +1370,9 @@ func stepFramework(rd *Readings) string {
 		if finite(in.Preemption.Now) {
 			p = append(p, fmt.Sprintf("preemptions %.2f %% of requests", in.Preemption.Now*100))
 		}
+		if finite(in.BatchSize.Now) {
+			p = append(p, fmt.Sprintf("batch size %.1f (%.1f before)", in.BatchSize.Now, in.BatchSize.Before))
+		}
 		for _, s := range rd.Subjects {
 			if s.Instance == in.Name && selected(rd, s) && finite(s.Queue.Now) {
 				p = append(p, fmt.Sprintf("%s queue share %.0f %%", versionText(s.Version), ratio(s.Queue.Now, s.ServiceMean().Now)*100))

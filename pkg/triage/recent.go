@@ -67,6 +67,11 @@ func (rc *RecentChange) what() string {
 // the run; ok is false when there is no such run or it starts at or before from (the change is
 // older than the window: the window's means already describe it).
 func recentChange(t []int64, v []float64, from, to time.Time) (at time.Time, level, now float64, points int, ok bool) {
+	return recentChangePast(t, v, from, to, riseRatio)
+}
+
+// recentChangePast is recentChange with the line at line × the level.
+func recentChangePast(t []int64, v []float64, from, to time.Time, line float64) (at time.Time, level, now float64, points int, ok bool) {
 	span := to.Sub(from) * (recentLevelFactor - 1)
 	lo, f, hi := from.Add(-span).UnixMilli(), from.UnixMilli(), to.UnixMilli()
 	var idx []int
@@ -83,7 +88,7 @@ func recentChange(t []int64, v []float64, from, to time.Time) (at time.Time, lev
 	sorted := slices.Clone(vals)
 	sort.Float64s(sorted)
 	level = sorted[len(sorted)/2]
-	high := func(x float64) bool { return x >= riseRatio*level && x-level >= riseAbs }
+	high := func(x float64) bool { return x >= line*level && x-level >= riseAbs }
 	start := len(vals)
 	for start > 0 && high(vals[start-1]) {
 		start--
@@ -137,7 +142,14 @@ func findRecent(ctx context.Context, e *engine.Engine, o Options) (*RecentChange
 	if best := strongestChange(total, keys, o, "P95"); best != nil {
 		return best, r.rng.MinStep, r.rd.Queries, nil
 	}
-	return segmentChange(r, res.Series, o), r.rng.MinStep, r.rd.Queries, nil
+	if best := segmentChange(r, res.Series, o); best != nil {
+		return best, r.rng.MinStep, r.rd.Queries, nil
+	}
+	// Last, a smaller step of the time per request: the decomposition's own line for a latency
+	// change (totalRise), held for segmentPoints points (one point past 1.2× is within the noise
+	// of a two-minute mean).
+	total, keys = r.subjectTimes(res.Series)
+	return strongestChangePast(total, keys, o, "", totalRise, segmentPoints), r.rng.MinStep, r.rd.Queries, nil
 }
 
 // segmentChange looks for the change in one segment of the split where neither the time per
@@ -149,8 +161,8 @@ func segmentChange(r *reader, series []engine.Series, o Options) *RecentChange {
 	var best *RecentChange
 	for _, name := range []string{"queue", "network"} {
 		part, keys := r.subjectSum(series, name)
-		rc := strongestChange(part, keys, o, name+" time per request")
-		if rc == nil || rc.Points < segmentPoints {
+		rc := strongestChangePast(part, keys, o, name+" time per request", riseRatio, segmentPoints)
+		if rc == nil {
 			continue
 		}
 		if best == nil || rc.Now/rc.Level > best.Now/best.Level {
@@ -166,9 +178,18 @@ const segmentPoints = 2
 // strongestChange is the recent change of the subject whose points rose most against their
 // level, nil if none; signal names the series ("" for the time per request).
 func strongestChange(total map[string]*engine.Series, keys []string, o Options, signal string) *RecentChange {
+	return strongestChangePast(total, keys, o, signal, riseRatio, 1)
+}
+
+// strongestChangePast is strongestChange with the line at line × the level and at least
+// minPoints points past it.
+func strongestChangePast(total map[string]*engine.Series, keys []string, o Options, signal string, line float64, minPoints int) *RecentChange {
 	var best *RecentChange
 	for _, k := range keys {
-		at, level, now, n, ok := recentChange(total[k].T, total[k].V, o.From, o.To)
+		at, level, now, n, ok := recentChangePast(total[k].T, total[k].V, o.From, o.To, line)
+		if ok && n < minPoints {
+			continue
+		}
 		if !ok {
 			continue
 		}

@@ -249,3 +249,23 @@ func TestSegmentChange(t *testing.T) {
 		t.Errorf("a flat queue changed: %+v", rc)
 	}
 }
+
+// TestFindSmallerStepOfTheTotal: a time per request that stepped 1.3× (under the segment rule's
+// 1.5×, past the decomposition's 1.2× line) is the change point when it held two points or more.
+func TestFindSmallerStepOfTheTotal(t *testing.T) {
+	to := time.Date(2026, 11, 23, 2, 24, 0, 0, time.UTC)
+	o := Options{From: to.Add(-15 * time.Minute), To: to}
+	tt, vv := series(to, append(flat(26, 0.040), 0.052, 0.052, 0.052, 0.052)...)
+	total := map[string]*engine.Series{"m v1 on a": {T: tt, V: vv}}
+	if rc := strongestChange(total, []string{"m v1 on a"}, o, ""); rc != nil {
+		t.Fatalf("1.3× past the 1.5× line: %+v", rc)
+	}
+	rc := strongestChangePast(total, []string{"m v1 on a"}, o, "", totalRise, segmentPoints)
+	if rc == nil || rc.Points != 4 || math.Abs(rc.Now/rc.Level-1.3) > 1e-9 {
+		t.Fatalf("1.3× step: %+v", rc)
+	}
+	tt, vv = series(to, append(flat(29, 0.040), 0.052)...)
+	if rc := strongestChangePast(map[string]*engine.Series{"m v1 on a": {T: tt, V: vv}}, []string{"m v1 on a"}, o, "", totalRise, segmentPoints); rc != nil {
+		t.Errorf("one point taken: %+v", rc)
+	}
+}

@@ -108,10 +108,19 @@ func TestScoreInPlaceUpgradeMemoryCliff(t *testing.T) {
 			// readings leave the warm-up out, so the version's slowdown is not the warm-up's.
 			rd.Instances[0].Warmup = []Warmup{{Start: tFrom, End: tFrom.Add(3 * time.Minute), Reason: "process restarted"}}
 		}
+		// A reading without a version label (TorchServe's error counters) is no version the
+		// deploy replaced.
+		errs := Subject{Instance: "node-a:8000", QPS: nanPair(), P50: nanPair(), P95: nanPair(), P99: nanPair(), Jitter: nanPair(), P95Raw: nanPair(),
+			BaselineRatio: math.NaN(), Queue: nanPair(), Compute: nanPair(), Network: nanPair(), Prefill: nanPair(), Decode: nanPair(),
+			ErrorRatio: Pair{0.001, 0.001}, TimeoutRatio: nanPair()}
+		rd.Subjects = append(rd.Subjects, errs)
 		r := Score(rd, DefaultThresholds())
 		t.Logf("%+v: %s: %s; %s", v, r.Verdict, causeList(&r), r.Summary)
 		if r.Verdict != Diagnosed || r.Causes[0].ID != CauseModelRegression || r.Causes[0].Instance != "node-a:8000" || r.Causes[0].Version != "v2" {
 			t.Fatalf("want model_regression of v2 on node-a first: %s", causeList(&r))
+		}
+		if !strings.Contains(r.Causes[0].Summary, "than v1 on the same instance") {
+			t.Errorf("summary %q: want the version replaced, v1", r.Causes[0].Summary)
 		}
 		if c := cause(t, &r, CauseComputeMemory); c.Score >= r.Causes[0].Score || c.Score < DefaultThresholds().DiagnosedScore {
 			t.Errorf("compute_memory %.3f: want diagnosed, below the deploy", c.Score)

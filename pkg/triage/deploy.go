@@ -76,7 +76,8 @@ func replaced(rd *Readings, s Subject) (olds []Subject, at time.Time) {
 		return nil, time.Time{}
 	}
 	for _, o := range rd.Subjects {
-		if o.Instance == s.Instance && o.Version != s.Version {
+		// A reading without a version (a server's error counters carry none) is no version.
+		if o.Instance == s.Instance && o.Version != s.Version && o.Version != "" {
 			if t := age[o.Version]; t.IsZero() || t.Before(at) {
 				olds = append(olds, o)
 			}

@@ -187,6 +187,36 @@ var specs = []spec{
 		},
 	},
 	{
+		id: "gpu-throttle-p1", alert: "InferscopeGPUClocksHeldDown", title: "GPU clocks held down by the hardware", sev: P1, scope: ScopeGPU,
+		cond: func(Params) string {
+			return "a hardware clock-event reason active on the GPU: HW slowdown, SW or HW thermal slowdown, or HW power brake (not the power cap, idle or application clocks, which are normal operation)"
+		},
+		hold: func(p Params) time.Duration { return p.GPUThrottleFor },
+		why: "The hardware slows the GPU to protect itself: it is too hot (check the cooling, fans, inlet air) or its power supply asks it to brake (check the PSU and the rack's power). " +
+			"Every kernel on it runs slower; what users feel pages through latency. A brief flicker is not a page, hence the hold.",
+		needs: func(b *builder) string {
+			if b.hardwareThrottle() == "" {
+				return "the GPU naming " + b.p.GPUNaming + " has no clock-event field"
+			}
+			return ""
+		},
+	},
+	{
+		id: "gpu-ecc-p1", alert: "InferscopeGPUUncorrectedECC", title: "Uncorrected ECC error on a GPU", sev: P1, scope: ScopeGPU,
+		cond: func(p Params) string {
+			return fmt.Sprintf("the GPU's uncorrected (double-bit) ECC error count grew within the last %s (corrected errors are not counted; a counter reset or an exporter restart is not an error)", promDuration(p.XIDWindow))
+		},
+		hold: at(0),
+		why: "The GPU's memory lost data it could not correct: the process that used it may have computed on corrupt data or crashed (XID 48/94/95). " +
+			"Drain the node's work off the GPU and reset it (the page is retired or remapped at the reset); a GPU that does it again is replaced. What users feel pages through latency and errors.",
+		needs: func(b *builder) string {
+			if b.eccErrors(time.Minute) == "" {
+				return "the GPU naming " + b.p.GPUNaming + " has no ECC field"
+			}
+			return ""
+		},
+	},
+	{
 		id: "gpumem-forecast-p2", alert: "InferscopeGPUMemoryForecast", title: "GPU memory heading for the limit", sev: P2, scope: ScopeGPU,
 		cond: func(p Params) string {
 			return fmt.Sprintf("the %s trend of GPU memory crosses %s within %s", promDuration(p.ForecastWindow), pct(p.ForecastThreshold), promDuration(p.ForecastHorizon))
@@ -284,6 +314,7 @@ func specByID(id string) (spec, bool) {
 var gpuSignals = map[string][]gpufields.Signal{
 	"gpumem-p0": {gpufields.MemUsed}, "gpumem-p1": {gpufields.MemUsed}, "gpumem-forecast-p2": {gpufields.MemUsed},
 	"gpu-idle-p0": {gpufields.Util}, "xid-p1": {gpufields.XID},
+	"gpu-throttle-p1": {gpufields.ClockEvents}, "gpu-ecc-p1": {gpufields.ECCErrors},
 }
 
 // notMeasured says why a GPU rule's signal is not measured on the fleet (none of its names, of

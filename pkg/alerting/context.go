@@ -94,6 +94,10 @@ func (c ctx) valueText(s spec) string {
 		return "not ready"
 	case "xid-p1":
 		return fmt.Sprintf(`{{ printf "%%.0f" %s }} XID events`, c.value)
+	case "gpu-throttle-p1":
+		return fmt.Sprintf(`{{ printf "%%.0f" %s }} hardware clock-event reasons active`, c.value)
+	case "gpu-ecc-p1":
+		return fmt.Sprintf(`{{ printf "%%.0f" %s }} uncorrected ECC errors`, c.value)
 	}
 	return fmt.Sprintf("{{ humanizePercentage %s }}", c.value)
 }
@@ -123,6 +127,10 @@ func (c ctx) summary(s spec) string {
 		return fmt.Sprintf(`%s: still not ready %s after start`, who, promDuration(p.WarmupMaxLoad))
 	case "xid-p1":
 		return fmt.Sprintf(`%s: XID events in the last %s: {{ printf "%%.0f" %s }}`, who, promDuration(p.XIDWindow), c.value)
+	case "gpu-throttle-p1":
+		return fmt.Sprintf(`%s: clocks held down by the hardware (thermal, power brake or HW slowdown) for %s`, who, promDuration(p.GPUThrottleFor))
+	case "gpu-ecc-p1":
+		return fmt.Sprintf(`%s: uncorrected ECC errors in the last %s: {{ printf "%%.0f" %s }}`, who, promDuration(p.XIDWindow), c.value)
 	}
 	return who
 }

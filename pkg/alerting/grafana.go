@@ -310,6 +310,10 @@ func grafanaMainQuery(p Params, b *builder, s spec) (map[string]any, int64, bool
 	case "xid-p1":
 		// The Prometheus rendering's count.
 		return map[string]any{"queryType": "promql", "expr": asNodeGPU(b.xidEvents(p.XIDWindow)), "legendFormat": ""}, tenMin, false
+	case "gpu-throttle-p1":
+		return map[string]any{"queryType": "promql", "expr": asNodeGPU(b.hardwareThrottle()), "legendFormat": ""}, tenMin, false
+	case "gpu-ecc-p1":
+		return map[string]any{"queryType": "promql", "expr": asNodeGPU(b.eccErrors(p.XIDWindow)), "legendFormat": ""}, tenMin, false
 	}
 	panic("alerting: no Grafana query for rule " + s.id)
 }

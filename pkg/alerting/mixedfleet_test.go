@@ -141,11 +141,12 @@ func TestPrometheusFleetGroups(t *testing.T) {
 		}
 		return n
 	}
-	// GPU rules once; queue on every server; latency on every server (the mean on Triton and
+	// GPU rules once (the hardware rules too); queue on every server; latency on every server (the mean on Triton and
 	// TorchServe, which have no latency histogram), jitter only where a histogram is (custom,
 	// vllm, tgi); cache drop on custom, vllm, triton; warm-up on custom and vllm (a load state:
 	// model_loading_status, vLLM's sleep state).
 	for alert, want := range map[string]int{"InferscopeGPUMemoryCritical": 1, "InferscopeGPUIdleUnderTraffic": 1, "InferscopeGPUMemoryForecast": 1, "InferscopeGPUXID": 1,
+		"InferscopeGPUClocksHeldDown": 1, "InferscopeGPUUncorrectedECC": 1,
 		"InferscopeQueueDominating": 5, "InferscopeLatencyCritical": 5, "InferscopeLatencyJitter": 3, "InferscopeCacheHitRateDrop": 3, "InferscopeWarmupLong": 2} {
 		if got := count(alert); got != want {
 			t.Errorf("%s rendered %d times, want %d", alert, got, want)
@@ -162,7 +163,7 @@ func TestPrometheusFleetGroups(t *testing.T) {
 	}
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "rules.yml"), body)
-	if out, err := tool(t, dir, "promtool", "check", "rules", "rules.yml"); err != nil || !strings.Contains(out, "SUCCESS: 101 rules found") {
+	if out, err := tool(t, dir, "promtool", "check", "rules", "rules.yml"); err != nil || !strings.Contains(out, "SUCCESS: 103 rules found") {
 		t.Fatalf("promtool check rules: %v\n%s", err, out)
 	}
 }

@@ -83,8 +83,11 @@ type Params struct {
 	CacheDropRatio    float64
 	CacheDropFor      time.Duration
 	WarmupMaxLoad     time.Duration
-	// XID: events counted over this window (the alert fires while it holds one).
+	// XID: events counted over this window (the alert fires while it holds one); the
+	// uncorrected ECC rule counts over the same window.
 	XIDWindow time.Duration
+	// Hardware clock-event reasons: held this long before the P1 fires.
+	GPUThrottleFor time.Duration
 
 	// Metric names. Profile is one profile name (custom, vllm, triton, torchserve, tgi) or, for
 	// a mixed fleet, several separated by commas ("vllm,triton"): the Prometheus rendering then
@@ -145,8 +148,9 @@ func Defaults() Params {
 		QueueShare: 0.6, QueueFor: 10 * time.Minute,
 		ForecastThreshold: 0.92, ForecastHorizon: time.Hour, ForecastWindow: 30 * time.Minute,
 		CacheDropRatio: 0.8, CacheDropFor: 15 * time.Minute,
-		WarmupMaxLoad: 5 * time.Minute,
-		XIDWindow:     10 * time.Minute,
+		WarmupMaxLoad:  5 * time.Minute,
+		XIDWindow:      10 * time.Minute,
+		GPUThrottleFor: 2 * time.Minute,
 
 		Profile: "custom", GPUNaming: GPUNamingAuto,
 		period: 24 * time.Hour,
@@ -263,7 +267,8 @@ func ParamDefs() []ParamDef {
 		dur(SectionThresholds, "cacheDropFor", "P2 cache: … for this long", func(p *Params) *time.Duration { return &p.CacheDropFor }, 0, 24*time.Hour),
 		dur(SectionThresholds, "warmupMaxLoad", "P2: a model still not ready this long after its instance started", func(p *Params) *time.Duration { return &p.WarmupMaxLoad }, time.Second, 24*time.Hour),
 
-		dur(SectionThresholds, "xidWindow", "P1 XID: a GPU with an XID event in this window (the alert lasts as long)", func(p *Params) *time.Duration { return &p.XIDWindow }, time.Minute, 24*time.Hour),
+		dur(SectionThresholds, "xidWindow", "P1 XID and uncorrected ECC: a GPU with an XID event (an uncorrected ECC error) in this window (the alert lasts as long)", func(p *Params) *time.Duration { return &p.XIDWindow }, time.Minute, 24*time.Hour),
+		dur(SectionThresholds, "gpuThrottleFor", "P1 clocks held down: a hardware clock-event reason (HW slowdown, thermal, power brake) active for this long", func(p *Params) *time.Duration { return &p.GPUThrottleFor }, 0, 24*time.Hour),
 
 		profiles(SectionMetrics, "profile", "metric profile whose names the rules read, or several separated by commas for a mixed fleet (one Prometheus rule group per server)"),
 		str(SectionMetrics, "modelLabel", "model label name (empty: the profile's)", func(p *Params) *string { return &p.ModelLabel }, optionalLabel),

@@ -128,7 +128,7 @@ func ruleCondition(p Params, s spec) Condition {
 		return Condition{Op: OpLess, Hi: p.CacheDropRatio}
 	case "warmup-long-p2":
 		return Condition{Op: OpGreater, Lo: 0.5}
-	case "xid-p1":
+	case "xid-p1", "gpu-throttle-p1", "gpu-ecc-p1":
 		return Condition{Op: OpGreater, Lo: 0}
 	}
 	panic("alerting: no condition for rule " + s.id)

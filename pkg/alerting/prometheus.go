@@ -124,6 +124,11 @@ func (b *builder) promRules(service, gpu bool, fleet []*builder) []PromRule {
 		"jitter-p1": fmt.Sprintf("%s > %s", b.rec(RecJitter), fmtFloat(p.JitterRatio)),
 		"queue-p1":  fmt.Sprintf("%s > %s", b.rec(RecQueueShare), fmtFloat(p.QueueShare)),
 		"xid-p1":    fmt.Sprintf("(\n%s\n) > 0", indent(b.xidEvents(p.XIDWindow))),
+		// The hardware rules, as the XID rule, are not masked during a warm-up: a warm-up does not
+		// cause them, and an uncorrected ECC error often crashes the server whose restart would
+		// then hide it.
+		"gpu-throttle-p1": fmt.Sprintf("(\n%s\n) > 0", indent(b.hardwareThrottle())),
+		"gpu-ecc-p1":      fmt.Sprintf("(\n%s\n) > 0", indent(b.eccErrors(p.XIDWindow))),
 		// The trend is fitted on steady samples only, as the data source's forecast does: a
 		// restart's dip and reload are not a trend.
 		"gpumem-forecast-p2": fmt.Sprintf("(\n  predict_linear((%s unless %s %s)[%s:%s], %s) > %s\n  and %s <= %s\n)\nunless %s %s\nunless %s %s",

@@ -523,25 +523,52 @@ func indent(s string) string {
 // event once, with engine.XIDEvents — the count triage reads — for every XID name of the
 // exporters the rules read: the probe's counter by code, dcgm-exporter's last-value gauge
 // (new err_code series included) and its windowed count (DCGM_EXP_XID_ERRORS_COUNT, at its
-// default window). The names are joined with `or`, best first, per series of one exporter
-// target, so a node whose exporter writes two of them is read from the better one; a GPU without
-// any XID series has no value (not measured), never 0.
+// default window). A GPU without any XID series has no value (not measured), never 0.
 func (b *builder) xidEvents(w time.Duration) string {
+	return b.gpuHardware(gpufields.XID, func(n gpufields.Name, sel func(...prom.Matcher) (string, error), by string) (string, error) {
+		return engine.XIDEvents(n, sel, by, w, nil)
+	})
+}
+
+// eccErrors counts the uncorrected ECC errors of each GPU in the last w (labels: NodeLabel,
+// gpu) with engine.UncorrectedECC, the count triage reads: the counter's growth, a reset or an
+// exporter's restart not counted. A GPU without ECC series has no value (not measured).
+func (b *builder) eccErrors(w time.Duration) string {
+	return b.gpuHardware(gpufields.ECCErrors, func(_ gpufields.Name, sel func(...prom.Matcher) (string, error), by string) (string, error) {
+		s, err := sel()
+		return engine.UncorrectedECC(s, by, w), err
+	})
+}
+
+// hardwareThrottle is the number of hardware clock-event reasons (HW slowdown, SW and HW
+// thermal slowdown, power brake) active on each GPU now (labels: NodeLabel, gpu), with
+// engine.HardwareThrottle, the reasons triage lists: the probe's per-reason gauge or
+// dcgm-exporter's bitmask (either name of field 112). A GPU without clock-event series has no
+// value (not measured).
+func (b *builder) hardwareThrottle() string {
+	return b.gpuHardware(gpufields.ClockEvents, engine.HardwareThrottle)
+}
+
+// gpuHardware joins a hardware signal's expression over every name of the exporters the rules
+// read, keyed by node and GPU. The names are joined with `or`, best first, per series of one
+// exporter target, so a node whose exporter writes two of them is read from the better one;
+// "" when no name of the signal is admitted.
+func (b *builder) gpuHardware(sig gpufields.Signal, expr func(n gpufields.Name, sel func(...prom.Matcher) (string, error), by string) (string, error)) string {
 	by := strings.Join(nonEmpty2("gpu", b.instance, "hostname", "Hostname", "node"), ", ")
 	var alts []string
 	for _, x := range b.gpuExporters() {
-		for _, n := range gpufields.Of(gpufields.XID).Names {
+		for _, n := range gpufields.Of(sig).Names {
 			if n.Exporter != x {
 				continue
 			}
 			sel := func(extra ...prom.Matcher) (string, error) {
 				return prom.Selector(n.Metric, append(prom.EqAll(n.Matchers), extra...)...)
 			}
-			expr, err := engine.XIDEvents(n, sel, by, w, nil)
+			e, err := expr(n, sel, by)
 			if err != nil {
-				panic("alerting: " + err.Error()) // the table's XID names are fixed
+				panic("alerting: " + err.Error()) // the table's names are fixed
 			}
-			alts = append(alts, "("+expr+")")
+			alts = append(alts, "("+e+")")
 		}
 	}
 	if len(alts) == 0 {

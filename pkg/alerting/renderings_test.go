@@ -12,9 +12,11 @@ import (
 
 	"github.com/inferscope/inferscope/pkg/alerting"
 	"github.com/inferscope/inferscope/pkg/backtest"
+	"github.com/inferscope/inferscope/pkg/engine"
 	"github.com/inferscope/inferscope/pkg/prom"
 	"github.com/inferscope/inferscope/pkg/testbed"
 	"github.com/inferscope/inferscope/pkg/testbed/enginetest"
+	"github.com/inferscope/inferscope/pkg/testbed/promtest"
 )
 
 // inlineRecordings writes the recording rules of a one-group file into its alerts, so that a
@@ -46,14 +48,16 @@ type episodeKey struct {
 	start, end    time.Time
 }
 
-// TestGPURenderingsAgreeOnTheTestBed replays the GPU rules (memory P0/P1, forecast, XID, idle)
-// of both renderings over the same
+// TestGPURenderingsAgreeOnTheTestBed replays the GPU rules (memory P0/P1, forecast, XID, idle,
+// clocks held down, uncorrected ECC) of both renderings over the same
 // test-bed history — the Grafana-managed rules through the backtest (which evaluates their data
 // queries as Grafana does), the Prometheus rule file by evaluating each alert expression, its
 // recordings inlined, at every evaluation step with the same for-hold — and compares their
 // firing episodes one by one: the same GPUs, each episode's start and end within one evaluation
 // step. The windows hold the compute slowdown (memory ramp and P0), the GPU idle with its XID,
-// and node-c's restart (warm-up masking: no GPU rule may fire there in either rendering).
+// and node-c's restart (warm-up masking: no GPU rule may fire there in either rendering). The
+// test bed has no hardware throttling and only corrected ECC errors (node-b's GPU 2): neither
+// hardware rule may fire in either rendering.
 func TestGPURenderingsAgreeOnTheTestBed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("replays the test bed")
@@ -61,12 +65,7 @@ func TestGPURenderingsAgreeOnTheTestBed(t *testing.T) {
 	e, s := enginetest.Start(t, enginetest.Profile("custom"))
 	p := alerting.Defaults()
 	p.Profile = "custom"
-	ids := []string{"gpumem-p0", "gpumem-p1", "gpumem-forecast-p2", "xid-p1", "gpu-idle-p0"}
-	file, err := alerting.PrometheusRules(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	alerts := inlineRecordings(file)
+	ids := []string{"gpumem-p0", "gpumem-p1", "gpumem-forecast-p2", "xid-p1", "gpu-idle-p0", "gpu-throttle-p1", "gpu-ecc-p1"}
 	var windows [][2]time.Time
 	for _, kind := range []testbed.IncidentKind{testbed.ComputeSlowdown, testbed.GPUIdle, testbed.WarmupRestart} {
 		in, ok := s.Incident(kind)
@@ -75,8 +74,97 @@ func TestGPURenderingsAgreeOnTheTestBed(t *testing.T) {
 		}
 		windows = append(windows, [2]time.Time{in.Start.Add(-2 * time.Hour).Truncate(time.Minute), in.End.Add(45 * time.Minute).Truncate(time.Minute)})
 	}
+	fired := compareGPURenderings(t, e, p, ids, windows)
+	if len(fired) == 0 {
+		t.Fatal("no GPU rule fired in either rendering: nothing was compared")
+	}
+	for _, id := range []string{"gpu-throttle-p1", "gpu-ecc-p1"} {
+		if fired[id] > 0 {
+			t.Errorf("%s fired %d times on the test bed, which has no hardware throttling and no uncorrected ECC error", id, fired[id])
+		}
+	}
+}
+
+// TestHardwareRenderingsAgreeOnTheCorpus compares the hardware rules' episodes (clocks held down,
+// uncorrected ECC, XID) of both renderings, as TestGPURenderingsAgreeOnTheTestBed does, around
+// every throttling and ECC case of the corpus's custom fleet (the probe's names) and Triton fleet
+// (dcgm-exporter's), seed 1: each throttling case fires the throttle rule on its GPUs and each
+// case with uncorrected errors the ECC rule, in both renderings alike.
+func TestHardwareRenderingsAgreeOnTheCorpus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays two corpus fleets (their histories cached with the corpus benchmark's)")
+	}
+	cases, err := testbed.GenerateCorpus(testbed.CorpusOptions{Seed: 1, Servers: []string{"custom", "triton"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{"gpu-throttle-p1", "gpu-ecc-p1", "xid-p1"}
+	for _, server := range []string{"custom", "triton"} {
+		t.Run(server, func(t *testing.T) {
+			var own []testbed.Case
+			for _, c := range cases {
+				if c.Server == server {
+					own = append(own, c)
+				}
+			}
+			e := startCorpusFleet(t, server, own)
+			p := alerting.Defaults()
+			p.FollowEngine(e)
+			var windows [][2]time.Time
+			want := map[string]int{}
+			for _, c := range own {
+				switch {
+				case c.Kind == testbed.CaseThrottle:
+					want["gpu-throttle-p1"] += len(c.GPUs)
+				case c.Kind == testbed.CaseECC && c.Level > 0: // its level is its number of uncorrected errors
+					want["gpu-ecc-p1"] += len(c.GPUs)
+				default:
+					continue
+				}
+				windows = append(windows, [2]time.Time{c.Onset.Add(-30 * time.Minute).Truncate(time.Minute), c.End.Add(30 * time.Minute).Truncate(time.Minute)})
+			}
+			fired := compareGPURenderings(t, e, p, ids, windows)
+			for id, n := range want {
+				if fired[id] < n {
+					t.Errorf("%s: %d episodes, want at least one per GPU of its cases (%d)", id, fired[id], n)
+				}
+			}
+		})
+	}
+}
+
+// startCorpusFleet serves a corpus fleet's history (built once and cached) from a real
+// Prometheus and returns the engine the data source builds on it.
+func startCorpusFleet(t *testing.T, server string, cases []testbed.Case) *engine.Engine {
+	t.Helper()
+	promtool := promtest.RequireBinary(t, "promtool")
+	dir, _, _, err := testbed.CorpusTSDB(t.Context(), server, cases, testbed.DefaultEnd, promtool, t.TempDir())
+	if err != nil {
+		t.Fatalf("corpus TSDB: %v", err)
+	}
+	url := promtest.Start(t, promtest.Options{DataDir: dir, ExtraArgs: []string{"--query.timeout=30m"}}).URL
+	client, err := prom.New(url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.New(t.Context(), engine.Config{Prom: client, Profile: server, WarmupWindow: 2 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// compareGPURenderings replays the GPU rules ids of both renderings over each window and compares
+// their episodes; it returns the number of episodes per rule (the Grafana rendering's).
+func compareGPURenderings(t *testing.T, e *engine.Engine, p alerting.Params, ids []string, windows [][2]time.Time) map[string]int {
+	t.Helper()
+	file, err := alerting.PrometheusRules(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alerts := inlineRecordings(file)
 	step := p.Interval
-	total := 0
+	fired := map[string]int{}
 	for _, w := range windows {
 		rep, err := backtest.Run(context.Background(), e, backtest.Options{Params: p, From: w[0], To: w[1], Rules: ids}, nil)
 		if err != nil {
@@ -89,6 +177,7 @@ func TestGPURenderingsAgreeOnTheTestBed(t *testing.T) {
 			}
 			for _, ep := range rr.Episodes {
 				grafana = append(grafana, episodeKey{rr.ID, fmt.Sprintf("%s/%s", ep.Labels["node"], ep.Labels["gpu"]), ep.Start, ep.End})
+				fired[rr.ID]++
 			}
 		}
 		evals := backtest.EvalTimes(w[0], w[1], step)
@@ -99,6 +188,9 @@ func TestGPURenderingsAgreeOnTheTestBed(t *testing.T) {
 					d, _ := time.ParseDuration(r.For)
 					hold = d
 				}
+			}
+			if alerts[id] == "" {
+				t.Fatalf("%s is not in the rule file", id)
 			}
 			res, err := e.Prom.QueryRange(context.Background(), prom.RangeQuery{Expr: alerts[id], Start: time.UnixMilli(evals[0]), End: time.UnixMilli(evals[len(evals)-1]), Step: step})
 			if err != nil {
@@ -123,11 +215,8 @@ func TestGPURenderingsAgreeOnTheTestBed(t *testing.T) {
 			}
 		}
 		compareEpisodes(t, w, grafana, promFile, step)
-		total += len(grafana)
 	}
-	if total == 0 {
-		t.Fatal("no GPU rule fired in either rendering: nothing was compared")
-	}
+	return fired
 }
 
 func compareEpisodes(t *testing.T, w [2]time.Time, a, b []episodeKey, step time.Duration) {

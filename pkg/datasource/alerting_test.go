@@ -35,7 +35,7 @@ func TestRulesResourceCatalog(t *testing.T) {
 	if ans.Profile.Name != "custom" || ans.Profile.Detected || ans.Folder.UID != "inferscope" || ans.Group != "inferscope" {
 		t.Fatalf("answer %+v", ans)
 	}
-	if len(ans.Catalog) != 12 {
+	if len(ans.Catalog) != 14 {
 		t.Fatalf("%d rules in the catalog", len(ans.Catalog))
 	}
 	values := map[string]RulesParam{}
@@ -64,7 +64,7 @@ func TestRulesResourceRenderAndDiff(t *testing.T) {
 	}
 	g := ans.RuleGroup
 	// Every rule of the catalog: vLLM feeds the warm-up rule through its sleep state.
-	if g == nil || len(g.Rules) != 12 || ans.MuteTiming == nil || ans.MuteTiming.Name != alerting.RecordOnlyTiming {
+	if g == nil || len(g.Rules) != 14 || ans.MuteTiming == nil || ans.MuteTiming.Name != alerting.RecordOnlyTiming {
 		t.Fatalf("render: %+v", ans)
 	}
 	for _, r := range g.Rules {

@@ -55,8 +55,9 @@ var gpuNodeLabels = gpufields.NodeLabels
 // GPU, the power cap or an application setting.
 const hardwareThrottleBits = 0x8 | 0x20 | 0x40 | 0x80
 
-// hardwareThrottle names the hardware reasons as the probe's `reason` label does.
-func hardwareThrottle() []string {
+// HardwareThrottleReasons names the hardware reasons (hardwareThrottleBits) as the probe's
+// `reason` label does.
+func HardwareThrottleReasons() []string {
 	var out []string
 	for _, r := range snapshot.ThrottleReasonNames {
 		if r.Bit&hardwareThrottleBits != 0 {
@@ -64,6 +65,42 @@ func hardwareThrottle() []string {
 		}
 	}
 	return out
+}
+
+// HardwareThrottleBits is the number of hardware reasons set in a clock-event bitmask x (a
+// selector or an expression). PromQL has no bitwise and, hence floor and modulo.
+func HardwareThrottleBits(x string) string {
+	var bits []string
+	for _, r := range snapshot.ThrottleReasonNames {
+		if r.Bit&hardwareThrottleBits != 0 {
+			bits = append(bits, fmt.Sprintf("floor(%s/%d)%%2", x, r.Bit))
+		}
+	}
+	return strings.Join(bits, " + ")
+}
+
+// HardwareThrottle is the PromQL number of hardware clock-event reasons active at the
+// evaluation time on each GPU, summed by the labels `by`, from one clock-event name; sel
+// selects the name's series with extra matchers: the probe's per-reason gauge narrowed to the
+// hardware reasons, or the hardware bits of dcgm-exporter's bitmask. A GPU whose exporter writes
+// the field reads 0 while no hardware reason is active; the power cap, idle and application
+// clock reasons never count. The alert renderings use it, so the rules count what triage lists.
+func HardwareThrottle(n gpufields.Name, sel func(extra ...prom.Matcher) (string, error), by string) (string, error) {
+	switch n.Shape {
+	case gpufields.ReasonGauge:
+		s, err := sel(prom.In("reason", HardwareThrottleReasons()...))
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("sum by (%s) (max by (%s, gpu, reason) (%s))", by, by, s), nil
+	case gpufields.Bitmask:
+		s, err := sel()
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("sum by (%s) (max by (%s, gpu) (%s))", by, by, HardwareThrottleBits(s)), nil
+	}
+	return "", fmt.Errorf("%s is not a clock-event name", n.Metric)
 }
 
 // probeHardwareThrottle lists, per node and reason, the hardware reasons active in the window
@@ -74,17 +111,10 @@ func probeHardwareThrottle(by, x, window string) string {
 
 // dcgmHardwareThrottle lists, per node, whether dcgm-exporter's clock-event bitmask (x, a
 // selector) had a hardware reason set in the window, as the number of hardware bits set at
-// once. PromQL has no bitwise and, hence floor and modulo; a subquery samples the mask once a
-// minute.
+// once; a subquery samples the mask once a minute.
 func dcgmHardwareThrottle(by, x, window string) string {
-	var bits []string
-	for _, r := range snapshot.ThrottleReasonNames {
-		if r.Bit&hardwareThrottleBits != 0 {
-			bits = append(bits, fmt.Sprintf("floor(%s/%d)%%2", x, r.Bit))
-		}
-	}
 	return fmt.Sprintf(`label_replace(max by (%s) (max_over_time((%s)[%s:1m])) > 0, "reason", "hw_or_thermal_slowdown", "", "")`,
-		by, strings.Join(bits, " + "), window)
+		by, HardwareThrottleBits(x), window)
 }
 
 // oncePerGPU keeps one count per GPU and event kind before the node's sum: dcgm-exporter
@@ -106,6 +136,17 @@ func oncePerGPU(by string) string {
 func newOrIncrease(by, sel string, w time.Duration) string {
 	d := promqlDuration(w)
 	return fmt.Sprintf("sum by (%s) (%s((%s unless %s offset %s) or increase(%s[%s])))", by, oncePerGPU(by), sel, sel, d, sel, d)
+}
+
+// UncorrectedECC is the PromQL count of uncorrected ECC errors in the window w before the
+// evaluation time, summed by the labels `by`, from one ECC name's selector sel: the counter's
+// increase, once per GPU. Unlike the XID counters, both exporters write the count from the
+// GPU's first scrape on (0 without errors), so a series that appears already holding a count —
+// an exporter back after a gap, or scraped under a new target label — brings no new error, and
+// a drop (the driver reloaded, the GPU was reset) is a counter reset, not errors. The alert
+// renderings use it too, so the rule counts what triage reads.
+func UncorrectedECC(sel, by string, w time.Duration) string {
+	return fmt.Sprintf("sum by (%s) (%s(increase(%s[%s])))", by, oncePerGPU(by), sel, promqlDuration(w))
 }
 
 // hardwareExprs are the XID, ECC and throttle expressions of a window, one per name of the
@@ -143,13 +184,13 @@ func (r *Reader) hardwareExprs(ctx context.Context, gpu string) (hardwareExprs, 
 		if err != nil {
 			return x, err
 		}
-		x.ecc = append(x.ecc, func(w time.Duration) string { return newOrIncrease(by, sel, w) })
+		x.ecc = append(x.ecc, func(w time.Duration) string { return UncorrectedECC(sel, by, w) })
 		x.sources[gpufields.ECCErrors] = append(x.sources[gpufields.ECCErrors], n.Metric)
 	}
 	for _, n := range gpufields.Of(gpufields.ClockEvents).Found(present) {
 		var extra []prom.Matcher
 		if n.Shape == gpufields.ReasonGauge {
-			extra = append(extra, prom.In("reason", hardwareThrottle()...))
+			extra = append(extra, prom.In("reason", HardwareThrottleReasons()...))
 		}
 		sel, err := hardwareSelector(n, gpu, extra...)
 		if err != nil {

@@ -50,7 +50,7 @@ func TestHardwareThrottleExpressions(t *testing.T) {
 		}
 	}
 	in.WriteString("      - series: 'inferscope_gpu_clock_event_reason_active{node=\"ended\", gpu=\"0\", reason=\"hw_slowdown\"}'\n        values: '1 0 0 0 0 0 0 0 0 0 0'\n")
-	probeSel, err := prom.Selector("inferscope_gpu_clock_event_reason_active", prom.In("reason", hardwareThrottle()...))
+	probeSel, err := prom.Selector("inferscope_gpu_clock_event_reason_active", prom.In("reason", HardwareThrottleReasons()...))
 	if err != nil {
 		t.Fatal(err)
 	}

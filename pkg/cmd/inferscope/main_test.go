@@ -67,7 +67,7 @@ func TestExportGrafana(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &g); err != nil {
 		t.Fatal(err)
 	}
-	if g.Title != "inferscope" || len(g.Rules) != 12 || g.Rules[0].OrgID != 4 || g.Rules[0].Labels[alerting.ObservationLabel] != "" || g.Rules[0].Data[0].DatasourceUID != "ds-1" {
+	if g.Title != "inferscope" || len(g.Rules) != 14 || g.Rules[0].OrgID != 4 || g.Rules[0].Labels[alerting.ObservationLabel] != "" || g.Rules[0].Data[0].DatasourceUID != "ds-1" {
 		t.Fatalf("group %+v", g)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/inferscope/inferscope/pkg/derive"
 	"github.com/inferscope/inferscope/pkg/profile"
+	"github.com/inferscope/inferscope/pkg/prom"
 )
 
 var (
@@ -188,22 +189,31 @@ func keyOf(m profile.Measure, q float64, model bool) histKey {
 // (at most two: a fallback group's own history, then its model's).
 func (bq baselineQuery) judge(ctx context.Context, x *Exec, groups []*baselineGroup, m profile.Measure, q float64, first map[string][]point, by []string) error {
 	hist := map[histKey]map[string][]point{keyOf(m, q, false): first}
+	// The model's histories are read only for the groups that need them (covered, by their
+	// labels without the version): on a large fleet a new version runs on a few instances of a
+	// few models, and the model's raw buckets of every instance for a week are the costliest read.
+	covered := map[histKey]map[string]bool{}
 	out, _ := x.Grid()
 	byModel := slices.DeleteFunc(slices.Clone(by), func(l string) bool { return l == x.versionLabel })
 	var newVersions []string
 	for {
 		var reads []historyRead
-		want := func(m profile.Measure, q float64, model bool) {
+		want := func(m profile.Measure, q float64, model bool, g *baselineGroup) {
 			k := keyOf(m, q, model)
-			if !slices.ContainsFunc(reads, func(r historyRead) bool { return r.k == k }) {
-				reads = append(reads, historyRead{m, q, k})
+			i := slices.IndexFunc(reads, func(r historyRead) bool { return r.k == k })
+			if i < 0 {
+				reads = append(reads, historyRead{m: m, q: q, k: k})
+				i = len(reads) - 1
+			}
+			if model {
+				reads[i].groups = append(reads[i].groups, copyWithout(g.c.Labels, x.versionLabel))
 			}
 		}
 		for _, g := range groups {
 			if !g.judged {
 				own, ok := hist[keyOf(g.m, g.q, false)]
 				if !ok { // a fallback group: its own measure's history first
-					want(g.m, g.q, false)
+					want(g.m, g.q, false, g)
 					continue
 				}
 				if err := g.judge(own, g.c.Labels, out, bq.opt); err != nil {
@@ -213,9 +223,10 @@ func (bq baselineQuery) judge(ctx context.Context, x *Exec, groups []*baselineGr
 			if g.modelTried || !tooFewDays(g.res) || !bq.modelReference(x, g) {
 				continue
 			}
-			mh, ok := hist[keyOf(g.m, g.q, true)]
-			if !ok {
-				want(g.m, g.q, true)
+			mk := keyOf(g.m, g.q, true)
+			mh, ok := hist[mk]
+			if !ok || !covered[mk][labelsText(copyWithout(g.c.Labels, x.versionLabel))] {
+				want(g.m, g.q, true, g)
 				continue
 			}
 			g.modelTried = true
@@ -234,12 +245,12 @@ func (bq baselineQuery) judge(ctx context.Context, x *Exec, groups []*baselineGr
 		got := make([]map[string][]point, len(reads))
 		fns := make([]func(context.Context) error, len(reads))
 		for i, r := range reads {
-			labels := by
+			labels, only := by, []prom.Matcher(nil)
 			if r.k.model {
-				labels = byModel
+				labels, only = byModel, x.narrowTo(r.m, r.groups, byModel)
 			}
 			fns[i] = func(ctx context.Context) (err error) {
-				got[i], err = x.baselineHistory(ctx, r.m, r.q, labels, bq.opt)
+				got[i], err = x.baselineHistory(ctx, r.m, r.q, labels, bq.opt, only...)
 				return
 			}
 		}
@@ -247,7 +258,17 @@ func (bq baselineQuery) judge(ctx context.Context, x *Exec, groups []*baselineGr
 			return err
 		}
 		for i, r := range reads {
-			hist[r.k] = got[i]
+			if !r.k.model {
+				hist[r.k] = got[i]
+				continue
+			}
+			if hist[r.k] == nil {
+				hist[r.k], covered[r.k] = map[string][]point{}, map[string]bool{}
+			}
+			for _, l := range r.groups {
+				key := labelsText(l)
+				hist[r.k][key], covered[r.k][key] = got[i][key], true
+			}
 		}
 	}
 	if len(newVersions) > 0 {
@@ -257,11 +278,37 @@ func (bq baselineQuery) judge(ctx context.Context, x *Exec, groups []*baselineGr
 	return nil
 }
 
+// narrowTo is the matchers that narrow a read grouped by by to the groups given (their model
+// and instance values; a label some group lacks is not narrowed). The matchers select a
+// superset where both are narrowed (every model on every instance named): enough, since the
+// history is looked up by each group's own labels.
+func (x *Exec) narrowTo(m profile.Measure, groups []map[string]string, by []string) []prom.Matcher {
+	var ms []prom.Matcher
+	for _, l := range []string{x.modelLabel, x.instanceLabel} {
+		if l == "" || !slices.Contains(by, l) || (l == x.modelLabel && x.scopeOf(m) > scopeModel) {
+			continue
+		}
+		var vals []string
+		for _, g := range groups {
+			vals = append(vals, g[l])
+		}
+		slices.Sort(vals)
+		vals = slices.Compact(vals)
+		if len(vals) == 0 || vals[0] == "" {
+			continue
+		}
+		ms = append(ms, valuesMatcher(l, vals))
+	}
+	return ms
+}
+
 // historyRead is one history the baseline still needs: a measure's statistic, keyed.
 type historyRead struct {
 	m profile.Measure
 	q float64
 	k histKey
+	// groups: for a model's history, the labels (without the version) of the groups needing it.
+	groups []map[string]string
 }
 
 // judge computes the group's baseline from the history hist keeps under labels' key.
@@ -372,8 +419,8 @@ const historyStep = time.Minute
 // keyed by group. Short ranges read only the ±window stretches: one query whose selectors are
 // shifted by 1..days days, told apart by dayLabel. Ranges of about a day or more read the whole
 // stretch before the range in one query (chunked at Prometheus' point limit), so no minute of
-// history is evaluated twice.
-func (x *Exec) baselineHistory(ctx context.Context, m profile.Measure, q float64, by []string, opt derive.BaselineOptions) (map[string][]point, error) {
+// history is evaluated twice. only narrows every selector (see narrowTo).
+func (x *Exec) baselineHistory(ctx context.Context, m profile.Measure, q float64, by []string, opt derive.BaselineOptions, only ...prom.Matcher) (map[string][]point, error) {
 	step := historyStep.Milliseconds()
 	win := opt.Window.Milliseconds()
 	from := x.fetchFrom()
@@ -391,7 +438,7 @@ func (x *Exec) baselineHistory(ctx context.Context, m profile.Measure, q float64
 	if b-dayMs < from { // the day windows touch neither each other nor the current range
 		var parts []string
 		for d := 1; d <= opt.Days; d++ {
-			e, err := x.historyLatencyExpr(ctx, m, q, by, time.Duration(d)*day, opt)
+			e, err := x.historyLatencyExpr(ctx, m, q, by, time.Duration(d)*day, opt, only)
 			if err != nil {
 				return nil, err
 			}
@@ -420,7 +467,7 @@ func (x *Exec) baselineHistory(ctx context.Context, m profile.Measure, q float64
 		}
 		return out, nil
 	}
-	expr, err := x.historyLatencyExpr(ctx, m, q, by, 0, opt)
+	expr, err := x.historyLatencyExpr(ctx, m, q, by, 0, opt, only)
 	if err != nil {
 		return nil, err
 	}

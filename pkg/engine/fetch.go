@@ -111,6 +111,9 @@ type part struct {
 	// fixed, when set, is the whole expression (a mean Prometheus computes); only for reads
 	// without warming instances.
 	fixed string
+	// steadyOnly: the matchers leave every warming instance out, so Prometheus aggregates the
+	// part (quantile included) whatever warms up.
+	steadyOnly bool
 }
 
 // expr writes op by (by) (selector or its rate) with extra matchers.
@@ -158,6 +161,12 @@ func (x *Exec) plan(parts []part, warming []string) (readPlan, error) {
 		pl.steady[i], pl.own[i] = -1, -1
 		if p.perInstance {
 			if pl.own[i], err = add(p.expr(x, union(p.by, x.instanceLabel))); err != nil {
+				return pl, err
+			}
+			continue
+		}
+		if p.steadyOnly {
+			if pl.steady[i], err = add(p.expr(x, p.by)); err != nil {
 				return pl, err
 			}
 			continue

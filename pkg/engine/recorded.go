@@ -13,6 +13,7 @@ import (
 
 	"github.com/inferscope/inferscope/pkg/derive"
 	"github.com/inferscope/inferscope/pkg/profile"
+	"github.com/inferscope/inferscope/pkg/prom"
 )
 
 // RecordedLatency is the latency quantile per model, version and instance that the Prometheus
@@ -50,9 +51,16 @@ type recordedEntry struct {
 }
 
 // historyLatencyExpr is the PromQL the baseline reads the previous days with: the recorded
-// series when they cover the query (a notice says so), latencyExpr otherwise.
-func (x *Exec) historyLatencyExpr(ctx context.Context, m profile.Measure, q float64, by []string, offset time.Duration, opt derive.BaselineOptions) (string, error) {
+// series when they cover the query (a notice says so), latencyExpr otherwise; only narrows the
+// selectors to some groups.
+func (x *Exec) historyLatencyExpr(ctx context.Context, m profile.Measure, q float64, by []string, offset time.Duration, opt derive.BaselineOptions, only []prom.Matcher) (string, error) {
 	if ok, sel := x.recordedCovers(ctx, m, q, by, opt); ok {
+		if len(only) > 0 {
+			var err error
+			if sel, err = selector([]string{RecordedLatency}, append(x.matchers(x.scopeOf(m), nil), only...)); err != nil {
+				return "", err
+			}
+		}
 		x.recordedNotice(q)
 		off := ""
 		if offset > 0 {
@@ -60,7 +68,7 @@ func (x *Exec) historyLatencyExpr(ctx context.Context, m profile.Measure, q floa
 		}
 		return aggregate("max", by, sel+off)
 	}
-	return x.latencyExpr(m, q, by, offset)
+	return x.latencyExprWith(m, q, by, offset, append(x.measureMatchers(x.scopeOf(m), m), only...))
 }
 
 // recordedCovers says whether the recorded latency can stand for the raw buckets here, and the

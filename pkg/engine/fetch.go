@@ -106,14 +106,11 @@ type part struct {
 	by          []string
 	perInstance bool // keep one series per instance (summary quantiles cannot be added)
 	// quantile > 0 makes Prometheus take histogram_quantile of the summed bucket rates (metric is
-	// the _bucket series); only for reads without warming instances.
+	// the _bucket series); only for reads without warming instances or per instance.
 	quantile float64
 	// fixed, when set, is the whole expression (a mean Prometheus computes); only for reads
 	// without warming instances.
 	fixed string
-	// steadyOnly: the matchers leave every warming instance out, so Prometheus aggregates the
-	// part (quantile included) whatever warms up.
-	steadyOnly bool
 }
 
 // expr writes op by (by) (selector or its rate) with extra matchers.
@@ -161,12 +158,6 @@ func (x *Exec) plan(parts []part, warming []string) (readPlan, error) {
 		pl.steady[i], pl.own[i] = -1, -1
 		if p.perInstance {
 			if pl.own[i], err = add(p.expr(x, union(p.by, x.instanceLabel))); err != nil {
-				return pl, err
-			}
-			continue
-		}
-		if p.steadyOnly {
-			if pl.steady[i], err = add(p.expr(x, p.by)); err != nil {
 				return pl, err
 			}
 			continue

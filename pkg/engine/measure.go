@@ -122,8 +122,7 @@ func (x *Exec) readLatencies(ctx context.Context, reqs []latencyReq, by []string
 			return nil, err
 		}
 	}
-	warming := ws.warming()
-	pl := &latencyPlan{x: x, by: by, serverQuantiles: len(warming) == 0, warming: warming}
+	pl := &latencyPlan{x: x, by: by, serverQuantiles: len(ws.warming()) == 0}
 	out := make([][]stat, len(reqs))
 	for ri, r := range reqs {
 		if err := pl.plan(r, &out[ri]); err != nil {
@@ -160,7 +159,6 @@ type latencyPlan struct {
 	by []string
 	// serverQuantiles: no instance is warming, so Prometheus may aggregate (see readLatencies).
 	serverQuantiles bool
-	warming         []string // the instances warming up in the range
 	parts           []part
 	finish          []func(res [][]derive.Series) error
 }
@@ -202,7 +200,7 @@ func (pl *latencyPlan) plan(r latencyReq, dst *[]stat) error {
 	} else if len(quants) > 0 && m.Kind == profile.Histogram && len(m.Metrics) == 1 && slices.Contains(pl.by, x.instanceLabel) {
 		pl.perInstanceQuantiles(m, ms, quants, dst)
 	} else if len(quants) > 0 && m.Kind == profile.Histogram {
-		pl.histogramQuantiles(m, ms, quants, dst, false)
+		pl.histogramQuantiles(m, ms, quants, dst)
 	}
 	if len(quants) > 0 && m.Kind == profile.Summary {
 		if err := pl.summaryQuantiles(m, ms, quants, dst); err != nil {
@@ -236,15 +234,15 @@ func (pl *latencyPlan) serverHistogramQuantiles(m profile.Measure, ms []prom.Mat
 	})
 }
 
-// perInstanceQuantiles: grouped per instance, a steady instance's groups hold none of a
-// warming instance's buckets, so Prometheus takes their quantiles (a series per quantile instead
-// of one per bucket); only the warming instances' buckets are read, masked and taken here.
+// perInstanceQuantiles: grouped per instance, each group's buckets come from one instance, and
+// the warm-up mask drops all of an instance's buckets at a point or none, so masking the
+// quantile Prometheus takes equals taking the quantile of the masked buckets: one series per
+// quantile instead of one per bucket, whatever warms up.
 func (pl *latencyPlan) perInstanceQuantiles(m profile.Measure, ms []prom.Matcher, quants []float64, dst *[]stat) {
-	x, scale := pl.x, scaleOf(m)
-	steady := append(slices.Clone(ms), prom.Matcher{Label: x.instanceLabel, Type: prom.MatchNotRegexp, Values: pl.warming})
+	scale := scaleOf(m)
 	at := len(pl.parts)
 	for _, q := range quants {
-		pl.add(part{op: "sum", metric: m.Metrics[0] + "_bucket", matchers: steady, rate: true, by: pl.by, quantile: q, steadyOnly: true})
+		pl.add(part{op: "sum", metric: m.Metrics[0] + "_bucket", matchers: ms, rate: true, by: pl.by, quantile: q, perInstance: true})
 	}
 	pl.finish = append(pl.finish, func(res [][]derive.Series) error {
 		for k, q := range quants {
@@ -255,19 +253,13 @@ func (pl *latencyPlan) perInstanceQuantiles(m profile.Measure, ms []prom.Matcher
 		}
 		return nil
 	})
-	pl.histogramQuantiles(m, append(slices.Clone(ms), prom.In(x.instanceLabel, pl.warming...)), quants, dst, true)
 }
 
-// histogramQuantiles reads the buckets' rates and takes the quantiles here; perInstance reads
-// them per instance, masked (pl.by must hold the instance label).
-func (pl *latencyPlan) histogramQuantiles(m profile.Measure, ms []prom.Matcher, quants []float64, dst *[]stat, perInstance bool) {
+// histogramQuantiles reads the buckets' rates and takes the quantiles here.
+func (pl *latencyPlan) histogramQuantiles(m profile.Measure, ms []prom.Matcher, quants []float64, dst *[]stat) {
 	scale := scaleOf(m)
 	by := union(pl.by, derive.BucketLabel)
-	ps := rateParts(suffixed(m.Metrics, "_bucket"), ms, by)
-	for i := range ps {
-		ps[i].perInstance = perInstance
-	}
-	at, n := pl.add(ps...), len(ps)
+	at, n := pl.addRates(suffixed(m.Metrics, "_bucket"), ms, by)
 	pl.finish = append(pl.finish, func(res [][]derive.Series) error {
 		buckets, err := sumParts(res[at:at+n], by)
 		if err != nil {

@@ -419,75 +419,110 @@ const historyStep = time.Minute
 // keyed by group. Short ranges read only the ±window stretches: one query whose selectors are
 // shifted by 1..days days, told apart by dayLabel. Ranges of about a day or more read the whole
 // stretch before the range in one query (chunked at Prometheus' point limit), so no minute of
-// history is evaluated twice. only narrows every selector (see narrowTo).
+// history is evaluated twice; so does the recorded series where the whole stretch holds at most
+// a quarter more points than the windows (a bare selector read whole costs Prometheus next to
+// nothing, where each window's label_replace and the `or` of the days cost it work at every step
+// and series). only narrows every selector (see narrowTo).
 func (x *Exec) baselineHistory(ctx context.Context, m profile.Measure, q float64, by []string, opt derive.BaselineOptions, only ...prom.Matcher) (map[string][]point, error) {
 	step := historyStep.Milliseconds()
 	win := opt.Window.Milliseconds()
 	from := x.fetchFrom()
 	dayMs := day.Milliseconds()
-	keep := func(labels map[string]string) (map[string]string, bool) {
-		if m.Kind == profile.Summary && q > 0 {
-			if _, ok := matchQuantile(labels[m.QuantileLabel], []float64{q}); !ok {
-				return nil, false
-			}
-		}
-		return copyWithout(labels, dayLabel, m.QuantileLabel), true
+	expr, recorded, err := x.historyLatencyExpr(ctx, m, q, by, 0, opt, only)
+	if err != nil {
+		return nil, err
 	}
-	out := map[string][]point{}
 	a, b := floorTo(x.g.start-win, step), ceilTo(x.g.end+win, step)
-	if b-dayMs < from { // the day windows touch neither each other nor the current range
-		var parts []string
-		for d := 1; d <= opt.Days; d++ {
-			e, err := x.historyLatencyExpr(ctx, m, q, by, time.Duration(d)*day, opt, only)
-			if err != nil {
-				return nil, err
-			}
-			parts = append(parts, withLabel(e, dayLabel, strconv.Itoa(d)))
-		}
-		series, err := x.readHistory(ctx, strings.Join(parts, " or "), a, b, day)
+	wa, wb := floorTo(x.g.start-int64(opt.Days)*dayMs-win, step), floorTo(from-1, step)
+	whole := b-dayMs >= from // the day windows touch each other or the current range
+	if recorded && !whole {
+		whole = 4*((wb-wa)/step+1) <= 5*int64(opt.Days)*((b-a)/step+1)
+	}
+	if whole {
+		series, err := x.readHistory(ctx, expr, wa, wb, 0)
 		if err != nil {
 			return nil, err
 		}
-		for _, s := range series {
-			d, err := strconv.Atoi(s.Labels[dayLabel])
-			if err != nil {
-				continue
-			}
-			labels, ok := keep(s.Labels)
-			if !ok {
-				continue
-			}
-			key := labelsText(labels)
-			shift := int64(d) * dayMs
-			for i, v := range s.V {
-				if !math.IsNaN(v) {
-					out[key] = append(out[key], point{s.T[i] - shift, v})
-				}
-			}
+		return historyPoints(series, m, q, by, recorded, func(derive.Series) int64 { return 0 }), nil
+	}
+	var parts []string
+	for d := 1; d <= opt.Days; d++ {
+		e, _, err := x.historyLatencyExpr(ctx, m, q, by, time.Duration(d)*day, opt, only)
+		if err != nil {
+			return nil, err
 		}
-		return out, nil
+		parts = append(parts, withLabel(e, dayLabel, strconv.Itoa(d)))
 	}
-	expr, err := x.historyLatencyExpr(ctx, m, q, by, 0, opt, only)
+	series, err := x.readHistory(ctx, strings.Join(parts, " or "), a, b, day)
 	if err != nil {
 		return nil, err
 	}
-	series, err := x.readHistory(ctx, expr, floorTo(x.g.start-int64(opt.Days)*dayMs-win, step), floorTo(from-1, step), 0)
-	if err != nil {
-		return nil, err
+	return historyPoints(series, m, q, by, recorded, func(s derive.Series) int64 {
+		d, err := strconv.Atoi(s.Labels[dayLabel])
+		if err != nil {
+			return -1
+		}
+		return int64(d) * dayMs
+	}), nil
+}
+
+// historyPoints keys the history series' non-NaN points by group, each moved back by its shift
+// (a day's offset; a series without one, -1, is left out). The recorded series are a bare
+// selector's: grouped here by by, the max where several fall in one group (as `max by` would).
+func historyPoints(series []derive.Series, m profile.Measure, q float64, by []string, recorded bool, shiftOf func(derive.Series) int64) map[string][]point {
+	type group struct {
+		shift int64
+		s     derive.Series
 	}
+	var order []string
+	groups := map[string]*group{}
 	for _, s := range series {
-		labels, ok := keep(s.Labels)
-		if !ok {
+		shift := shiftOf(s)
+		if shift < 0 {
 			continue
 		}
-		key := labelsText(labels)
+		if m.Kind == profile.Summary && q > 0 {
+			if _, ok := matchQuantile(s.Labels[m.QuantileLabel], []float64{q}); !ok {
+				continue
+			}
+		}
+		var labels map[string]string
+		if recorded {
+			labels = map[string]string{}
+			for _, l := range by {
+				if v := s.Labels[l]; v != "" {
+					labels[l] = v
+				}
+			}
+		} else {
+			labels = copyWithout(s.Labels, dayLabel, m.QuantileLabel)
+		}
+		// One entry per group and shift (a day of the offset query).
+		id := labelsText(labels) + "\xff" + strconv.FormatInt(shift, 10)
+		g, ok := groups[id]
+		if !ok {
+			groups[id] = &group{shift, derive.Series{Labels: labels, T: s.T, V: s.V}}
+			order = append(order, id)
+			continue
+		}
+		g.s.V = slices.Clone(g.s.V) // the fetch's slice is not ours to change
 		for i, v := range s.V {
-			if !math.IsNaN(v) {
-				out[key] = append(out[key], point{s.T[i], v})
+			if w := g.s.V[i]; math.IsNaN(w) || v > w {
+				g.s.V[i] = v
 			}
 		}
 	}
-	return out, nil
+	out := map[string][]point{}
+	for _, id := range order {
+		g := groups[id]
+		key := labelsText(g.s.Labels)
+		for i, v := range g.s.V {
+			if !math.IsNaN(v) {
+				out[key] = append(out[key], point{g.s.T[i] - g.shift, v})
+			}
+		}
+	}
+	return out
 }
 
 // readHistory fetches expr over [a, b] on the history grid, or only the part the history

@@ -51,24 +51,26 @@ type recordedEntry struct {
 }
 
 // historyLatencyExpr is the PromQL the baseline reads the previous days with: the recorded
-// series when they cover the query (a notice says so), latencyExpr otherwise; only narrows the
-// selectors to some groups.
-func (x *Exec) historyLatencyExpr(ctx context.Context, m profile.Measure, q float64, by []string, offset time.Duration, opt derive.BaselineOptions, only []prom.Matcher) (string, error) {
+// series when they cover the query (a notice says so; recorded is then true and the expression
+// a bare selector, whose series the caller groups by by), latencyExpr otherwise; only narrows
+// the selectors to some groups.
+func (x *Exec) historyLatencyExpr(ctx context.Context, m profile.Measure, q float64, by []string, offset time.Duration, opt derive.BaselineOptions, only []prom.Matcher) (expr string, recorded bool, err error) {
 	if ok, sel := x.recordedCovers(ctx, m, q, by, opt); ok {
 		if len(only) > 0 {
-			var err error
 			if sel, err = selector([]string{RecordedLatency}, append(x.matchers(x.scopeOf(m), nil), only...)); err != nil {
-				return "", err
+				return "", false, err
 			}
 		}
 		x.recordedNotice(q)
-		off := ""
 		if offset > 0 {
-			off = " offset " + promqlDuration(offset)
+			sel += " offset " + promqlDuration(offset)
 		}
-		return aggregate("max", by, sel+off)
+		// A bare selector: Prometheus only looks its samples up, where an aggregation would
+		// hash every series at every step (minutes at a fleet of hundreds of instances).
+		return sel, true, nil
 	}
-	return x.latencyExprWith(m, q, by, offset, append(x.measureMatchers(x.scopeOf(m), m), only...))
+	expr, err = x.latencyExprWith(m, q, by, offset, append(x.measureMatchers(x.scopeOf(m), m), only...))
+	return expr, false, err
 }
 
 // recordedCovers says whether the recorded latency can stand for the raw buckets here, and the

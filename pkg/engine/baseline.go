@@ -141,11 +141,19 @@ func (bq baselineQuery) Run(ctx context.Context, x *Exec) error {
 	)
 	if err := all(ctx,
 		func(ctx context.Context) error {
-			rs, err := x.readRoles(ctx, []roleRead{{profile.Latency, m, []float64{q}}}, by)
+			rec, ok, err := x.recordedCurrent(ctx, m, q, by, bq.opt)
 			if err != nil {
 				return err
 			}
-			current = rs[0]
+			if ok {
+				current = rec
+			} else {
+				rs, err := x.readRoles(ctx, []roleRead{{profile.Latency, m, []float64{q}}}, by)
+				if err != nil {
+					return err
+				}
+				current = rs[0]
+			}
 			for _, c := range current.stats {
 				g := &baselineGroup{c: c, m: m, q: q, ref: ReferenceVersion}
 				if current.fbKeys[groupKey(c.Labels, by)] {

@@ -626,11 +626,15 @@ func benchRecorded(b *testing.B, factor int, rawURL string) {
 	out := filepath.Join(work, "backfill")
 	promtool := promtest.RequireBinary(b, "promtool")
 	// The stretches the baseline reads: each previous day's [start − 30 min, end + 15 min], or
-	// one stretch where they touch (ranges of about a day).
+	// one stretch where they touch (ranges of about a day), and the range itself (its current
+	// value is read from the recording too), up to the history's end.
 	var stretches [][2]time.Time
-	for d := 7; d >= 1; d-- {
+	for d := 7; d >= 0; d-- {
 		shift := time.Duration(d) * 24 * time.Hour
 		a, z := rng.Start.Add(-shift-30*time.Minute), end.Add(-shift+15*time.Minute)
+		if d == 0 {
+			z = end.Add(time.Minute)
+		}
 		if n := len(stretches); n > 0 && !a.After(stretches[n-1][1]) {
 			stretches[n-1][1] = z
 			continue

@@ -265,25 +265,31 @@ func (bq baselineQuery) judge(ctx context.Context, x *Exec, groups []*baselineGr
 		if err := all(ctx, fns...); err != nil {
 			return err
 		}
-		for i, r := range reads {
-			if !r.k.model {
-				hist[r.k] = got[i]
-				continue
-			}
-			if hist[r.k] == nil {
-				hist[r.k], covered[r.k] = map[string][]point{}, map[string]bool{}
-			}
-			for _, l := range r.groups {
-				key := labelsText(l)
-				hist[r.k][key], covered[r.k][key] = got[i][key], true
-			}
-		}
+		keepReads(hist, covered, reads, got)
 	}
 	if len(newVersions) > 0 {
 		x.Notice(Info, fmt.Sprintf("%s: fewer than %d previous days of history of this version (a new version): judged against the model's baseline on the same instances, all versions together (%s=%s)",
 			strings.Join(newVersions, ", "), bq.opt.MinDays, ReferenceLabel, ReferenceModel))
 	}
 	return nil
+}
+
+// keepReads adds each read's history to hist; a model's only for the groups it was read for
+// (covered).
+func keepReads(hist map[histKey]map[string][]point, covered map[histKey]map[string]bool, reads []historyRead, got []map[string][]point) {
+	for i, r := range reads {
+		if !r.k.model {
+			hist[r.k] = got[i]
+			continue
+		}
+		if hist[r.k] == nil {
+			hist[r.k], covered[r.k] = map[string][]point{}, map[string]bool{}
+		}
+		for _, l := range r.groups {
+			key := labelsText(l)
+			hist[r.k][key], covered[r.k][key] = got[i][key], true
+		}
+	}
 }
 
 // narrowTo is the matchers that narrow a read grouped by by to the groups given (their model

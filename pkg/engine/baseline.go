@@ -139,6 +139,9 @@ func (bq baselineQuery) Run(ctx context.Context, x *Exec) error {
 		groups  []*baselineGroup
 		history map[string][]point
 	)
+	// Whether the recording covers the previous days, asked once before the two reads that
+	// both need it run at once (cached for a while: no round trip on most runs).
+	x.recordedCovers(ctx, m, q, by, bq.opt)
 	if err := all(ctx,
 		func(ctx context.Context) error {
 			rec, ok, err := x.recordedCurrent(ctx, m, q, by, bq.opt)

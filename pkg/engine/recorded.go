@@ -145,8 +145,8 @@ func (x *Exec) recordedCurrent(ctx context.Context, m profile.Measure, q float64
 			}
 		}
 		key := labelsText(labels)
-		if seen[key] {
-			return roleStats{}, false, fmt.Errorf("the recorded %s holds several series of %s: its rule groups by other labels than %v", RecordedLatency, key, by)
+		if seen[key] { // a rule grouping by more labels than by: read the buckets instead
+			return roleStats{}, false, nil
 		}
 		seen[key] = true
 		rs.stats = append(rs.stats, stat{Q: q, Series: derive.Series{Labels: labels, T: s.T, V: s.V}})

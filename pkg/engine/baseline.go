@@ -13,6 +13,7 @@ import (
 
 	"github.com/inferscope/inferscope/pkg/derive"
 	"github.com/inferscope/inferscope/pkg/profile"
+	"github.com/inferscope/inferscope/pkg/prom"
 )
 
 var (
@@ -138,13 +139,24 @@ func (bq baselineQuery) Run(ctx context.Context, x *Exec) error {
 		groups  []*baselineGroup
 		history map[string][]point
 	)
+	// Whether the recording covers the previous days, asked once before the two reads that
+	// both need it run at once (cached for a while: no round trip on most runs).
+	x.recordedCovers(ctx, m, q, by, bq.opt)
 	if err := all(ctx,
 		func(ctx context.Context) error {
-			rs, err := x.readRoles(ctx, []roleRead{{profile.Latency, m, []float64{q}}}, by)
+			rec, ok, err := x.recordedCurrent(ctx, m, q, by, bq.opt)
 			if err != nil {
 				return err
 			}
-			current = rs[0]
+			if ok {
+				current = rec
+			} else {
+				rs, err := x.readRoles(ctx, []roleRead{{profile.Latency, m, []float64{q}}}, by)
+				if err != nil {
+					return err
+				}
+				current = rs[0]
+			}
 			for _, c := range current.stats {
 				g := &baselineGroup{c: c, m: m, q: q, ref: ReferenceVersion}
 				if current.fbKeys[groupKey(c.Labels, by)] {
@@ -188,22 +200,31 @@ func keyOf(m profile.Measure, q float64, model bool) histKey {
 // (at most two: a fallback group's own history, then its model's).
 func (bq baselineQuery) judge(ctx context.Context, x *Exec, groups []*baselineGroup, m profile.Measure, q float64, first map[string][]point, by []string) error {
 	hist := map[histKey]map[string][]point{keyOf(m, q, false): first}
+	// The model's histories are read only for the groups that need them (covered, by their
+	// labels without the version): on a large fleet a new version runs on a few instances of a
+	// few models, and the model's raw buckets of every instance for a week are the costliest read.
+	covered := map[histKey]map[string]bool{}
 	out, _ := x.Grid()
 	byModel := slices.DeleteFunc(slices.Clone(by), func(l string) bool { return l == x.versionLabel })
 	var newVersions []string
 	for {
 		var reads []historyRead
-		want := func(m profile.Measure, q float64, model bool) {
+		want := func(m profile.Measure, q float64, model bool, g *baselineGroup) {
 			k := keyOf(m, q, model)
-			if !slices.ContainsFunc(reads, func(r historyRead) bool { return r.k == k }) {
-				reads = append(reads, historyRead{m, q, k})
+			i := slices.IndexFunc(reads, func(r historyRead) bool { return r.k == k })
+			if i < 0 {
+				reads = append(reads, historyRead{m: m, q: q, k: k})
+				i = len(reads) - 1
+			}
+			if model {
+				reads[i].groups = append(reads[i].groups, copyWithout(g.c.Labels, x.versionLabel))
 			}
 		}
 		for _, g := range groups {
 			if !g.judged {
 				own, ok := hist[keyOf(g.m, g.q, false)]
 				if !ok { // a fallback group: its own measure's history first
-					want(g.m, g.q, false)
+					want(g.m, g.q, false, g)
 					continue
 				}
 				if err := g.judge(own, g.c.Labels, out, bq.opt); err != nil {
@@ -213,9 +234,10 @@ func (bq baselineQuery) judge(ctx context.Context, x *Exec, groups []*baselineGr
 			if g.modelTried || !tooFewDays(g.res) || !bq.modelReference(x, g) {
 				continue
 			}
-			mh, ok := hist[keyOf(g.m, g.q, true)]
-			if !ok {
-				want(g.m, g.q, true)
+			mk := keyOf(g.m, g.q, true)
+			mh, ok := hist[mk]
+			if !ok || !covered[mk][labelsText(copyWithout(g.c.Labels, x.versionLabel))] {
+				want(g.m, g.q, true, g)
 				continue
 			}
 			g.modelTried = true
@@ -234,21 +256,19 @@ func (bq baselineQuery) judge(ctx context.Context, x *Exec, groups []*baselineGr
 		got := make([]map[string][]point, len(reads))
 		fns := make([]func(context.Context) error, len(reads))
 		for i, r := range reads {
-			labels := by
+			labels, only := by, []prom.Matcher(nil)
 			if r.k.model {
-				labels = byModel
+				labels, only = byModel, x.narrowTo(r.m, r.groups, byModel)
 			}
 			fns[i] = func(ctx context.Context) (err error) {
-				got[i], err = x.baselineHistory(ctx, r.m, r.q, labels, bq.opt)
+				got[i], err = x.baselineHistory(ctx, r.m, r.q, labels, bq.opt, only...)
 				return
 			}
 		}
 		if err := all(ctx, fns...); err != nil {
 			return err
 		}
-		for i, r := range reads {
-			hist[r.k] = got[i]
-		}
+		keepReads(hist, covered, reads, got)
 	}
 	if len(newVersions) > 0 {
 		x.Notice(Info, fmt.Sprintf("%s: fewer than %d previous days of history of this version (a new version): judged against the model's baseline on the same instances, all versions together (%s=%s)",
@@ -257,11 +277,55 @@ func (bq baselineQuery) judge(ctx context.Context, x *Exec, groups []*baselineGr
 	return nil
 }
 
+// keepReads adds each read's history to hist; a model's only for the groups it was read for
+// (covered).
+func keepReads(hist map[histKey]map[string][]point, covered map[histKey]map[string]bool, reads []historyRead, got []map[string][]point) {
+	for i, r := range reads {
+		if !r.k.model {
+			hist[r.k] = got[i]
+			continue
+		}
+		if hist[r.k] == nil {
+			hist[r.k], covered[r.k] = map[string][]point{}, map[string]bool{}
+		}
+		for _, l := range r.groups {
+			key := labelsText(l)
+			hist[r.k][key], covered[r.k][key] = got[i][key], true
+		}
+	}
+}
+
+// narrowTo is the matchers that narrow a read grouped by by to the groups given (their model
+// and instance values; a label some group lacks is not narrowed). The matchers select a
+// superset where both are narrowed (every model on every instance named): enough, since the
+// history is looked up by each group's own labels.
+func (x *Exec) narrowTo(m profile.Measure, groups []map[string]string, by []string) []prom.Matcher {
+	var ms []prom.Matcher
+	for _, l := range []string{x.modelLabel, x.instanceLabel} {
+		if l == "" || !slices.Contains(by, l) || (l == x.modelLabel && x.scopeOf(m) > scopeModel) {
+			continue
+		}
+		var vals []string
+		for _, g := range groups {
+			vals = append(vals, g[l])
+		}
+		slices.Sort(vals)
+		vals = slices.Compact(vals)
+		if len(vals) == 0 || vals[0] == "" {
+			continue
+		}
+		ms = append(ms, valuesMatcher(l, vals))
+	}
+	return ms
+}
+
 // historyRead is one history the baseline still needs: a measure's statistic, keyed.
 type historyRead struct {
 	m profile.Measure
 	q float64
 	k histKey
+	// groups: for a model's history, the labels (without the version) of the groups needing it.
+	groups []map[string]string
 }
 
 // judge computes the group's baseline from the history hist keeps under labels' key.
@@ -372,75 +436,110 @@ const historyStep = time.Minute
 // keyed by group. Short ranges read only the ±window stretches: one query whose selectors are
 // shifted by 1..days days, told apart by dayLabel. Ranges of about a day or more read the whole
 // stretch before the range in one query (chunked at Prometheus' point limit), so no minute of
-// history is evaluated twice.
-func (x *Exec) baselineHistory(ctx context.Context, m profile.Measure, q float64, by []string, opt derive.BaselineOptions) (map[string][]point, error) {
+// history is evaluated twice; so does the recorded series where the whole stretch holds at most
+// a quarter more points than the windows (a bare selector read whole costs Prometheus next to
+// nothing, where each window's label_replace and the `or` of the days cost it work at every step
+// and series). only narrows every selector (see narrowTo).
+func (x *Exec) baselineHistory(ctx context.Context, m profile.Measure, q float64, by []string, opt derive.BaselineOptions, only ...prom.Matcher) (map[string][]point, error) {
 	step := historyStep.Milliseconds()
 	win := opt.Window.Milliseconds()
 	from := x.fetchFrom()
 	dayMs := day.Milliseconds()
-	keep := func(labels map[string]string) (map[string]string, bool) {
-		if m.Kind == profile.Summary && q > 0 {
-			if _, ok := matchQuantile(labels[m.QuantileLabel], []float64{q}); !ok {
-				return nil, false
-			}
-		}
-		return copyWithout(labels, dayLabel, m.QuantileLabel), true
+	expr, recorded, err := x.historyLatencyExpr(ctx, m, q, by, 0, opt, only)
+	if err != nil {
+		return nil, err
 	}
-	out := map[string][]point{}
 	a, b := floorTo(x.g.start-win, step), ceilTo(x.g.end+win, step)
-	if b-dayMs < from { // the day windows touch neither each other nor the current range
-		var parts []string
-		for d := 1; d <= opt.Days; d++ {
-			e, err := x.historyLatencyExpr(ctx, m, q, by, time.Duration(d)*day, opt)
-			if err != nil {
-				return nil, err
-			}
-			parts = append(parts, withLabel(e, dayLabel, strconv.Itoa(d)))
-		}
-		series, err := x.readHistory(ctx, strings.Join(parts, " or "), a, b, day)
+	wa, wb := floorTo(x.g.start-int64(opt.Days)*dayMs-win, step), floorTo(from-1, step)
+	whole := b-dayMs >= from // the day windows touch each other or the current range
+	if recorded && !whole {
+		whole = 4*((wb-wa)/step+1) <= 5*int64(opt.Days)*((b-a)/step+1)
+	}
+	if whole {
+		series, err := x.readHistory(ctx, expr, wa, wb, 0)
 		if err != nil {
 			return nil, err
 		}
-		for _, s := range series {
-			d, err := strconv.Atoi(s.Labels[dayLabel])
-			if err != nil {
-				continue
-			}
-			labels, ok := keep(s.Labels)
-			if !ok {
-				continue
-			}
-			key := labelsText(labels)
-			shift := int64(d) * dayMs
-			for i, v := range s.V {
-				if !math.IsNaN(v) {
-					out[key] = append(out[key], point{s.T[i] - shift, v})
-				}
-			}
+		return historyPoints(series, m, q, by, recorded, func(derive.Series) int64 { return 0 }), nil
+	}
+	var parts []string
+	for d := 1; d <= opt.Days; d++ {
+		e, _, err := x.historyLatencyExpr(ctx, m, q, by, time.Duration(d)*day, opt, only)
+		if err != nil {
+			return nil, err
 		}
-		return out, nil
+		parts = append(parts, withLabel(e, dayLabel, strconv.Itoa(d)))
 	}
-	expr, err := x.historyLatencyExpr(ctx, m, q, by, 0, opt)
+	series, err := x.readHistory(ctx, strings.Join(parts, " or "), a, b, day)
 	if err != nil {
 		return nil, err
 	}
-	series, err := x.readHistory(ctx, expr, floorTo(x.g.start-int64(opt.Days)*dayMs-win, step), floorTo(from-1, step), 0)
-	if err != nil {
-		return nil, err
+	return historyPoints(series, m, q, by, recorded, func(s derive.Series) int64 {
+		d, err := strconv.Atoi(s.Labels[dayLabel])
+		if err != nil {
+			return -1
+		}
+		return int64(d) * dayMs
+	}), nil
+}
+
+// historyPoints keys the history series' non-NaN points by group, each moved back by its shift
+// (a day's offset; a series without one, -1, is left out). The recorded series are a bare
+// selector's: grouped here by by, the max where several fall in one group (as `max by` would).
+func historyPoints(series []derive.Series, m profile.Measure, q float64, by []string, recorded bool, shiftOf func(derive.Series) int64) map[string][]point {
+	type group struct {
+		shift int64
+		s     derive.Series
 	}
+	var order []string
+	groups := map[string]*group{}
 	for _, s := range series {
-		labels, ok := keep(s.Labels)
-		if !ok {
+		shift := shiftOf(s)
+		if shift < 0 {
 			continue
 		}
-		key := labelsText(labels)
+		if m.Kind == profile.Summary && q > 0 {
+			if _, ok := matchQuantile(s.Labels[m.QuantileLabel], []float64{q}); !ok {
+				continue
+			}
+		}
+		var labels map[string]string
+		if recorded {
+			labels = map[string]string{}
+			for _, l := range by {
+				if v := s.Labels[l]; v != "" {
+					labels[l] = v
+				}
+			}
+		} else {
+			labels = copyWithout(s.Labels, dayLabel, m.QuantileLabel)
+		}
+		// One entry per group and shift (a day of the offset query).
+		id := labelsText(labels) + "\xff" + strconv.FormatInt(shift, 10)
+		g, ok := groups[id]
+		if !ok {
+			groups[id] = &group{shift, derive.Series{Labels: labels, T: s.T, V: s.V}}
+			order = append(order, id)
+			continue
+		}
+		g.s.V = slices.Clone(g.s.V) // the fetch's slice is not ours to change
 		for i, v := range s.V {
-			if !math.IsNaN(v) {
-				out[key] = append(out[key], point{s.T[i], v})
+			if w := g.s.V[i]; math.IsNaN(w) || v > w {
+				g.s.V[i] = v
 			}
 		}
 	}
-	return out, nil
+	out := map[string][]point{}
+	for _, id := range order {
+		g := groups[id]
+		key := labelsText(g.s.Labels)
+		for i, v := range g.s.V {
+			if !math.IsNaN(v) {
+				out[key] = append(out[key], point{g.s.T[i] - g.shift, v})
+			}
+		}
+	}
+	return out
 }
 
 // readHistory fetches expr over [a, b] on the history grid, or only the part the history

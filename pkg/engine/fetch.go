@@ -106,7 +106,7 @@ type part struct {
 	by          []string
 	perInstance bool // keep one series per instance (summary quantiles cannot be added)
 	// quantile > 0 makes Prometheus take histogram_quantile of the summed bucket rates (metric is
-	// the _bucket series); only for reads without warming instances.
+	// the _bucket series); only for reads without warming instances or per instance.
 	quantile float64
 	// fixed, when set, is the whole expression (a mean Prometheus computes); only for reads
 	// without warming instances.

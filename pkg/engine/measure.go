@@ -197,6 +197,8 @@ func (pl *latencyPlan) plan(r latencyReq, dst *[]stat) error {
 	ms := x.measureMatchers(x.scopeOf(m), m)
 	if len(quants) > 0 && m.Kind == profile.Histogram && pl.serverQuantiles && len(m.Metrics) == 1 {
 		pl.serverHistogramQuantiles(m, ms, quants, dst)
+	} else if len(quants) > 0 && m.Kind == profile.Histogram && len(m.Metrics) == 1 && slices.Contains(pl.by, x.instanceLabel) {
+		pl.perInstanceQuantiles(m, ms, quants, dst)
 	} else if len(quants) > 0 && m.Kind == profile.Histogram {
 		pl.histogramQuantiles(m, ms, quants, dst)
 	}
@@ -220,6 +222,27 @@ func (pl *latencyPlan) serverHistogramQuantiles(m profile.Measure, ms []prom.Mat
 	at := len(pl.parts)
 	for _, q := range quants {
 		pl.add(part{op: "sum", metric: m.Metrics[0] + "_bucket", matchers: ms, rate: true, by: pl.by, quantile: q})
+	}
+	pl.finish = append(pl.finish, func(res [][]derive.Series) error {
+		for k, q := range quants {
+			for _, s := range res[at+k] {
+				scaleValues(s.V, scale)
+				*dst = append(*dst, stat{Q: q, Series: s})
+			}
+		}
+		return nil
+	})
+}
+
+// perInstanceQuantiles: grouped per instance, each group's buckets come from one instance, and
+// the warm-up mask drops all of an instance's buckets at a point or none, so masking the
+// quantile Prometheus takes equals taking the quantile of the masked buckets: one series per
+// quantile instead of one per bucket, whatever warms up.
+func (pl *latencyPlan) perInstanceQuantiles(m profile.Measure, ms []prom.Matcher, quants []float64, dst *[]stat) {
+	scale := scaleOf(m)
+	at := len(pl.parts)
+	for _, q := range quants {
+		pl.add(part{op: "sum", metric: m.Metrics[0] + "_bucket", matchers: ms, rate: true, by: pl.by, quantile: q, perInstance: true})
 	}
 	pl.finish = append(pl.finish, func(res [][]derive.Series) error {
 		for k, q := range quants {

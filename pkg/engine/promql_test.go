@@ -218,6 +218,41 @@ func TestPlanWarmingInstances(t *testing.T) {
 	}
 }
 
+// Grouped per instance, a latency quantile is taken by Prometheus even while an instance warms
+// up: one series per quantile and group, masked afterwards like the buckets were (each group is
+// one instance), instead of every bucket of every group (TestLatencyByInstanceWarmup checks the
+// numbers against the scenario). Grouped per version, the warming instance's buckets are still
+// read on their own.
+func TestPlanPerInstanceQuantilesWhileWarming(t *testing.T) {
+	custom, _ := profile.ByName("custom")
+	x := testExec(t, custom, Common{WarmupFilter: true})
+	ms, _ := custom.Measures(profile.Latency)
+	if len(ms) == 0 || ms[0].Kind != profile.Histogram {
+		t.Fatalf("the custom profile's latency is %+v, want a histogram first", ms)
+	}
+	for _, c := range []struct {
+		by        []string
+		quantiles bool // Prometheus takes the quantile
+	}{
+		{[]string{"model_name", "model_version", "instance"}, true},
+		{[]string{"model_name", "model_version"}, false},
+	} {
+		pl := &latencyPlan{x: x, by: c.by}
+		var dst []stat
+		if err := pl.plan(latencyReq{ms[0], []float64{0.95}}, &dst); err != nil {
+			t.Fatal(err)
+		}
+		rp, err := x.plan(pl.parts, []string{"node-c:8000"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := strings.Contains(strings.Join(rp.exprs, " "), "histogram_quantile(0.95, ")
+		if q != c.quantiles || (c.quantiles && (len(rp.exprs) != 1 || rp.own[0] != 0 || strings.Contains(rp.exprs[0], "instance!~"))) {
+			t.Errorf("by %v: %q (own %v), want Prometheus' quantiles %v", c.by, rp.exprs, rp.own, c.quantiles)
+		}
+	}
+}
+
 // FuzzPromQLSelection: no model, version or instance value can change what a selector means.
 func FuzzPromQLSelection(f *testing.F) {
 	for _, v := range hostileValues {

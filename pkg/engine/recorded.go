@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/inferscope/inferscope/pkg/derive"
 	"github.com/inferscope/inferscope/pkg/profile"
+	"github.com/inferscope/inferscope/pkg/prom"
 )
 
 // RecordedLatency is the latency quantile per model, version and instance that the Prometheus
@@ -50,22 +52,38 @@ type recordedEntry struct {
 }
 
 // historyLatencyExpr is the PromQL the baseline reads the previous days with: the recorded
-// series when they cover the query (a notice says so), latencyExpr otherwise.
-func (x *Exec) historyLatencyExpr(ctx context.Context, m profile.Measure, q float64, by []string, offset time.Duration, opt derive.BaselineOptions) (string, error) {
+// series when they cover the query (a notice says so; recorded is then true and the expression
+// a bare selector, whose series the caller groups by by), latencyExpr otherwise; only narrows
+// the selectors to some groups.
+func (x *Exec) historyLatencyExpr(ctx context.Context, m profile.Measure, q float64, by []string, offset time.Duration, opt derive.BaselineOptions, only []prom.Matcher) (expr string, recorded bool, err error) {
 	if ok, sel := x.recordedCovers(ctx, m, q, by, opt); ok {
-		x.recordedNotice(q)
-		off := ""
-		if offset > 0 {
-			off = " offset " + promqlDuration(offset)
+		if len(only) > 0 {
+			if sel, err = selector([]string{RecordedLatency}, append(x.matchers(x.scopeOf(m), nil), only...)); err != nil {
+				return "", false, err
+			}
 		}
-		return aggregate("max", by, sel+off)
+		x.recordedNotice(q)
+		if offset > 0 {
+			sel += " offset " + promqlDuration(offset)
+		}
+		// A bare selector: Prometheus only looks its samples up, where an aggregation would
+		// hash every series at every step (minutes at a fleet of hundreds of instances).
+		return sel, true, nil
 	}
-	return x.latencyExpr(m, q, by, offset)
+	expr, err = x.latencyExprWith(m, q, by, offset, append(x.measureMatchers(x.scopeOf(m), m), only...))
+	return expr, false, err
 }
 
-// recordedCovers says whether the recorded latency can stand for the raw buckets here, and the
-// selector to read it with.
+// recordedCovers says whether the recorded latency can stand for the raw buckets on the
+// previous days the baseline reads, and the selector to read it with.
 func (x *Exec) recordedCovers(ctx context.Context, m profile.Measure, q float64, by []string, opt derive.BaselineOptions) (bool, string) {
+	from := x.g.start - int64(opt.Days)*day.Milliseconds() - opt.Window.Milliseconds()
+	return x.recordedSpan(ctx, m, q, by, from, x.g.end-day.Milliseconds(), opt.Window)
+}
+
+// recordedSpan says whether the recorded latency can stand for the raw buckets over [from, to]
+// (checked at from + pad and at to), and the selector to read it with.
+func (x *Exec) recordedSpan(ctx context.Context, m profile.Measure, q float64, by []string, from, to int64, pad time.Duration) (bool, string) {
 	// The recording is per model, version and instance: a grouping without the version (a new
 	// version's model reference) would take the max of the versions' quantiles, not the
 	// quantile of their summed buckets.
@@ -79,16 +97,84 @@ func (x *Exec) recordedCovers(ctx context.Context, m profile.Measure, q float64,
 		return false, ""
 	}
 	hour := time.Hour.Milliseconds()
-	from := x.g.start - int64(opt.Days)*day.Milliseconds() - opt.Window.Milliseconds()
-	to := x.g.end - day.Milliseconds()
 	k := recordedKey{url: x.e.Prom.URL(), q: q, window: x.rateWindow(), from: from / hour, to: to / hour, matchers: sel}
 	if v, ok := recordedChecks.Load(k); ok && x.e.Clock().Sub(v.(recordedEntry).at) < recordedCheckTTL {
 		return v.(recordedEntry).ok, sel
 	}
 	e := recordedEntry{at: x.e.Clock()}
-	e.ok, e.why = x.checkRecorded(ctx, k, sel, time.UnixMilli(from+opt.Window.Milliseconds()), time.UnixMilli(to))
+	e.ok, e.why = x.checkRecorded(ctx, k, sel, time.UnixMilli(from+pad.Milliseconds()), time.UnixMilli(to))
 	recordedChecks.Store(k, e)
 	return e.ok, sel
+}
+
+// recordedCurrent reads the current latency from the recording where it covers the range as
+// well as the previous days (ok false: read it raw). The recording is the same quantile of the
+// same buckets with the same rate window, evaluated at the rule's evaluation times rather than
+// at the query's steps (a step reads the latest evaluation, up to one interval old where the two
+// are not aligned, and without the samples scraped at the evaluation's own timestamp: where the
+// latency steps, the recorded value lags the raw one by up to an evaluation), and the rule
+// leaves warm-ups out by its own lifecycle signals; the warm-up filter's mask, one evaluation
+// longer, is applied on top, so a point is dropped where either drops it. One series per group
+// instead of the quantile of every bucket at every step.
+func (x *Exec) recordedCurrent(ctx context.Context, m profile.Measure, q float64, by []string, opt derive.BaselineOptions) (roleStats, bool, error) {
+	if ok, _ := x.recordedCovers(ctx, m, q, by, opt); !ok {
+		return roleStats{}, false, nil
+	}
+	ok, sel := x.recordedSpan(ctx, m, q, by, x.fetchFrom(), x.g.end, opt.Window)
+	if !ok {
+		return roleStats{}, false, nil
+	}
+	var ws *warmState
+	if x.q.WarmupFilter {
+		var err error
+		if ws, err = x.warmup(ctx); err != nil {
+			return roleStats{}, false, err
+		}
+	}
+	series, err := x.fetch(ctx, sel)
+	if err != nil {
+		return roleStats{}, false, err
+	}
+	var rs roleStats
+	seen := map[string]bool{}
+	for _, s := range series {
+		labels := map[string]string{}
+		for _, l := range by {
+			if v := s.Labels[l]; v != "" {
+				labels[l] = v
+			}
+		}
+		key := labelsText(labels)
+		if seen[key] { // a rule grouping by more labels than by: read the buckets instead
+			return roleStats{}, false, nil
+		}
+		seen[key] = true
+		rs.stats = append(rs.stats, stat{Q: q, Series: derive.Series{Labels: labels, T: s.T, V: s.V}})
+	}
+	if ws != nil {
+		masked := make([]derive.Series, len(rs.stats))
+		for i, st := range rs.stats {
+			masked[i] = st.Series
+		}
+		// A recorded value lags the raw evaluation at its time by up to an evaluation (the rule
+		// does not see the samples scraped at its own timestamp): the point after a warm-up
+		// still holds some of it, so the mask reaches one evaluation (a minute, or the step)
+		// further.
+		lag := &warmState{t: ws.t, masks: make(map[string]derive.Mask, len(ws.masks))}
+		for k, m := range ws.masks {
+			lag.masks[k] = widenMask(m, ws.t, max(x.g.step, time.Minute).Milliseconds()+1)
+		}
+		if masked, err = lag.apply(masked, x.instanceLabel, x.modelLabel); err != nil {
+			return roleStats{}, false, err
+		}
+		for i := range rs.stats {
+			rs.stats[i].Series = masked[i]
+		}
+	}
+	slices.SortFunc(rs.stats, func(a, b stat) int { return strings.Compare(labelsText(a.Labels), labelsText(b.Labels)) })
+	x.Notice(Info, fmt.Sprintf("the current %s is read from the recorded %s as well (the rule's evaluations, warm-ups left out by the rule and by the warm-up filter)",
+		quantileName(q), RecordedLatency))
+	return rs, true, nil
 }
 
 func (x *Exec) recordedNotice(q float64) {

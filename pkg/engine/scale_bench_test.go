@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -274,6 +275,7 @@ func replay(reqs []recorded, parallel int) (time.Duration, int64, promStats, err
 				u += map[bool]string{true: "&", false: "?"}[strings.Contains(u, "?")] + "stats=all"
 			}
 			req, err := http.NewRequest(r.method, u, bytes.NewReader(r.body))
+			t0 := time.Now()
 			if err == nil {
 				if r.ctype != "" {
 					req.Header.Set("Content-Type", r.ctype)
@@ -301,6 +303,9 @@ func replay(reqs []recorded, parallel int) (time.Duration, int64, promStats, err
 						stats.peak = max(stats.peak, st.Data.Stats.Samples.PeakSamples)
 						mu.Unlock()
 					}
+					if os.Getenv(RequestsEnv) != "" {
+						printRequest(r, time.Since(t0), n, st.Data.Stats.Samples.TotalQueryableSamples, st.Data.Stats.Samples.PeakSamples)
+					}
 					if err == nil && resp.StatusCode/100 != 2 {
 						err = fmt.Errorf("the replay got HTTP %d: %s", resp.StatusCode, clipText(string(body), 200))
 					}
@@ -323,6 +328,28 @@ func replay(reqs []recorded, parallel int) (time.Duration, int64, promStats, err
 }
 
 type promStats struct{ samples, peak int64 }
+
+// RequestsEnv, when set, makes every replay print one line per request: its time alone, the
+// bytes of its answer, the samples Prometheus read, its range and its PromQL (clipped): where a
+// query's cost goes.
+const RequestsEnv = "INFERSCOPE_BENCH_REQUESTS"
+
+func printRequest(r recorded, took time.Duration, n, samples, peak int64) {
+	v, _ := url.ParseQuery(string(r.body))
+	if u, err := url.Parse(r.url); err == nil {
+		for k, vs := range u.Query() {
+			v[k] = vs
+		}
+	}
+	span := ""
+	if a, err1 := strconv.ParseFloat(v.Get("start"), 64); err1 == nil {
+		if z, err2 := strconv.ParseFloat(v.Get("end"), 64); err2 == nil {
+			span = fmt.Sprintf("%s at %ss", time.Duration((z-a)*float64(time.Second)), v.Get("step"))
+		}
+	}
+	q := strings.Join(strings.Fields(v.Get("query")), " ")
+	fmt.Printf("|   request | %9s | %10s | samples %11d, peak %10d | %-18s | %s\n", took.Round(time.Millisecond), prom.FormatBytes(n), samples, peak, span, clipText(q, 300))
+}
 
 // overviewTargets are every Prometheus-reading query of the overview dashboard with its
 // variables at "All" (gpu_live reads the probes, not Prometheus: left out).
@@ -599,11 +626,15 @@ func benchRecorded(b *testing.B, factor int, rawURL string) {
 	out := filepath.Join(work, "backfill")
 	promtool := promtest.RequireBinary(b, "promtool")
 	// The stretches the baseline reads: each previous day's [start − 30 min, end + 15 min], or
-	// one stretch where they touch (ranges of about a day).
+	// one stretch where they touch (ranges of about a day), and the range itself (its current
+	// value is read from the recording too), up to the history's end.
 	var stretches [][2]time.Time
-	for d := 7; d >= 1; d-- {
+	for d := 7; d >= 0; d-- {
 		shift := time.Duration(d) * 24 * time.Hour
 		a, z := rng.Start.Add(-shift-30*time.Minute), end.Add(-shift+15*time.Minute)
+		if d == 0 {
+			z = end.Add(time.Minute)
+		}
 		if n := len(stretches); n > 0 && !a.After(stretches[n-1][1]) {
 			stretches[n-1][1] = z
 			continue

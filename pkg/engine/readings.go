@@ -101,18 +101,16 @@ func (r *Reader) roleExpr(role profile.Role, q RoleQuery) (string, bool, string)
 		expr, err = sumBy(m.Metrics, true)
 	case profile.Gauge:
 		expr, err = sumBy(m.Metrics, false)
-	case profile.Histogram, profile.Summary:
-		var num, den string
-		if num, err = sumBy(suffixed(m.Metrics, "_sum"), true); err == nil {
-			if den, err = sumBy(suffixed(m.Metrics, "_count"), true); err == nil {
-				expr = fmt.Sprintf("(%s) / (%s)", num, den)
-			}
+	case profile.Histogram, profile.Summary, profile.CounterRatio:
+		// The mean of the observations: sum / count, or a counter ratio's own two counters (e.g.
+		// Triton's batch size: inferences / executions).
+		nums, dens := suffixed(m.Metrics, "_sum"), suffixed(m.Metrics, "_count")
+		if m.Kind == profile.CounterRatio {
+			nums, dens = m.Metrics, m.Count
 		}
-	case profile.CounterRatio:
-		// e.g. Triton's batch size: inferences / executions, each a counter.
 		var num, den string
-		if num, err = sumBy(m.Metrics, true); err == nil {
-			if den, err = sumBy(m.Count, true); err == nil {
+		if num, err = sumBy(nums, true); err == nil {
+			if den, err = sumBy(dens, true); err == nil {
 				expr = fmt.Sprintf("(%s) / (%s)", num, den)
 			}
 		}

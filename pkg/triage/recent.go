@@ -59,19 +59,14 @@ func (rc *RecentChange) what() string {
 	return "time per request"
 }
 
-// recentChange finds, in one subject's series, the trailing run of points past the segment
-// rule against the subject's level: the level is the median of its points in (from − span,
-// to] (span = the window's length × (recentLevelFactor − 1)), a point is past the line at
-// riseRatio × the level and riseAbs above it, and the run must reach the last point of the
-// window (the change is still on when asked). It returns the run's first point and the mean of
+// recentChange finds, in one subject's series, the trailing run of points past the line against
+// the subject's level: the level is the median of its points in (from − span, to] (span = the
+// window's length × (recentLevelFactor − 1)), a point is past the line at line × the level
+// (riseRatio: the segment rule) and riseAbs above it, and the run must reach the last point of
+// the window (the change is still on when asked). It returns the run's first point and the mean of
 // the run; ok is false when there is no such run or it starts at or before from (the change is
 // older than the window: the window's means already describe it).
-func recentChange(t []int64, v []float64, from, to time.Time) (at time.Time, level, now float64, points int, ok bool) {
-	return recentChangePast(t, v, from, to, riseRatio)
-}
-
-// recentChangePast is recentChange with the line at line × the level.
-func recentChangePast(t []int64, v []float64, from, to time.Time, line float64) (at time.Time, level, now float64, points int, ok bool) {
+func recentChange(t []int64, v []float64, from, to time.Time, line float64) (at time.Time, level, now float64, points int, ok bool) {
 	span := to.Sub(from) * (recentLevelFactor - 1)
 	lo, f, hi := from.Add(-span).UnixMilli(), from.UnixMilli(), to.UnixMilli()
 	var idx []int
@@ -130,16 +125,16 @@ func findRecent(ctx context.Context, e *engine.Engine, o Options) (*RecentChange
 	if err != nil {
 		return nil, 0, r.rd.Queries, err
 	}
-	total, keys := r.subjectTimes(res.Series)
-	if best := strongestChange(total, keys, o, ""); best != nil {
+	times, timeKeys := r.subjectTimes(res.Series)
+	if best := strongestChange(times, timeKeys, o, ""); best != nil {
 		return best, r.rng.MinStep, r.rd.Queries, nil
 	}
 	lat, err := r.run(ctx, engine.Latency{Select: sel, Quantiles: []float64{0.95}, By: engine.ByInstance})
 	if err != nil {
 		return nil, 0, r.rd.Queries, err
 	}
-	total, keys = r.subjectSum(lat.Series, "p95")
-	if best := strongestChange(total, keys, o, "P95"); best != nil {
+	p95, p95Keys := r.subjectSum(lat.Series, "p95")
+	if best := strongestChange(p95, p95Keys, o, "P95"); best != nil {
 		return best, r.rng.MinStep, r.rd.Queries, nil
 	}
 	if best := segmentChange(r, res.Series, o); best != nil {
@@ -148,8 +143,7 @@ func findRecent(ctx context.Context, e *engine.Engine, o Options) (*RecentChange
 	// Last, a smaller step of the time per request: the decomposition's own line for a latency
 	// change (totalRise), held for segmentPoints points (one point past 1.2× is within the noise
 	// of a two-minute mean).
-	total, keys = r.subjectTimes(res.Series)
-	return strongestChangePast(total, keys, o, "", totalRise, segmentPoints), r.rng.MinStep, r.rd.Queries, nil
+	return strongestChangePast(times, timeKeys, o, "", totalRise, segmentPoints), r.rng.MinStep, r.rd.Queries, nil
 }
 
 // segmentChange looks for the change in one segment of the split where neither the time per
@@ -186,11 +180,8 @@ func strongestChange(total map[string]*engine.Series, keys []string, o Options, 
 func strongestChangePast(total map[string]*engine.Series, keys []string, o Options, signal string, line float64, minPoints int) *RecentChange {
 	var best *RecentChange
 	for _, k := range keys {
-		at, level, now, n, ok := recentChangePast(total[k].T, total[k].V, o.From, o.To, line)
-		if ok && n < minPoints {
-			continue
-		}
-		if !ok {
+		at, level, now, n, ok := recentChange(total[k].T, total[k].V, o.From, o.To, line)
+		if !ok || n < minPoints {
 			continue
 		}
 		if best == nil || now/level > best.Now/best.Level {

@@ -50,7 +50,7 @@ func TestRecentChange(t *testing.T) {
 	}
 	for _, c := range cases {
 		tt, vv := series(to, c.vals...)
-		at, level, now, n, ok := recentChange(tt, vv, from, to)
+		at, level, now, n, ok := recentChange(tt, vv, from, to, riseRatio)
 		if ok != c.ok {
 			t.Errorf("%s: ok %v, want %v (at %s level %g)", c.name, ok, c.ok, at, level)
 			continue
@@ -78,7 +78,7 @@ func TestRecentSpanComparesAfterTheChange(t *testing.T) {
 	if r := ratio(whole.Now, whole.Before); r >= riseRatio {
 		t.Fatalf("whole window: %.2f×, the test wants a change the window's mean hides", r)
 	}
-	at, _, _, _, ok := recentChange(tt, vv, from, to)
+	at, _, _, _, ok := recentChange(tt, vv, from, to, riseRatio)
 	if !ok {
 		t.Fatal("no change point")
 	}

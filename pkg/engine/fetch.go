@@ -120,7 +120,7 @@ func (p part) expr(x *Exec, by []string, extra ...prom.Matcher) (string, error) 
 		return "", err
 	}
 	if p.rate {
-		sel = rateExpr(sel, x.rateWindow())
+		sel = rateExpr(rateFunc(x.q.LastInterval), sel, x.rateWindow())
 	}
 	if p.quantile > 0 {
 		buckets, err := aggregate(p.op, union(by, derive.BucketLabel), sel)

@@ -26,6 +26,8 @@ type Select struct {
 	KeepWarmup bool
 	// RateInterval is the rate() window (0 = the default, 5m, never below the step).
 	RateInterval time.Duration
+	// LastInterval reads each counter's last scrape interval (Common.LastInterval).
+	LastInterval bool
 	Series       []string
 	LegendFormat string
 }
@@ -191,5 +193,7 @@ func build(spec *TypeSpec, s Select, own ...any) (Query, error) {
 			return Query{}, err
 		}
 	}
-	return ParseFieldsOf(spec.Name, f)
+	q, err := ParseFieldsOf(spec.Name, f)
+	q.LastInterval = s.LastInterval
+	return q, err
 }

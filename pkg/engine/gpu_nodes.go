@@ -53,7 +53,7 @@ func (x *Exec) nodeRequestRate(nodes []string, window time.Duration) (string, er
 	if m.Kind != profile.Counter {
 		return "", fmt.Errorf("the %s profile measures requests as a %s, not a counter", x.prof.Name, m.Kind)
 	}
-	return sumRate(m.Metrics, x.nodeMatchers(scopeModelVersion, m.Matchers, nodes), []string{x.instanceLabel}, window, 0)
+	return x.sumRate(m.Metrics, x.nodeMatchers(scopeModelVersion, m.Matchers, nodes), []string{x.instanceLabel}, window, 0)
 }
 
 // byInstance reads expr on g and indexes its series by instance.

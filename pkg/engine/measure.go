@@ -526,7 +526,7 @@ func (x *Exec) latencyExprWith(m profile.Measure, q float64, by []string, offset
 	if offset > 0 {
 		off = " offset " + promqlDuration(offset)
 	}
-	rate := func(metrics []string, by []string) (string, error) { return sumRate(metrics, ms, by, w, offset) }
+	rate := func(metrics []string, by []string) (string, error) { return x.sumRate(metrics, ms, by, w, offset) }
 	scaled := func(e string) string {
 		if s := scaleOf(m); s != 1 {
 			return "(" + e + ") * " + formatFloat(s)

@@ -117,11 +117,11 @@ func (x *Exec) gatewayNetwork(ctx context.Context, gp *gatewayPlan) (map[string]
 	w := x.rateWindow()
 	fixed := prom.EqAll(g.Matchers)
 	src := g.SourceLabels()
-	sumE, err := sumRate([]string{g.Metric + "_sum"}, fixed, src, w, 0)
+	sumE, err := x.sumRate([]string{g.Metric + "_sum"}, fixed, src, w, 0)
 	if err != nil {
 		return nil, err
 	}
-	cntE, err := sumRate([]string{g.Metric + "_count"}, fixed, src, w, 0)
+	cntE, err := x.sumRate([]string{g.Metric + "_count"}, fixed, src, w, 0)
 	if err != nil {
 		return nil, err
 	}

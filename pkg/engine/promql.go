@@ -89,8 +89,18 @@ func suffixed(metrics []string, suffix string) []string {
 // promDuration writes d for a range selector or an offset.
 func promqlDuration(d time.Duration) string { return formatDuration(d) }
 
-func rateExpr(sel string, w time.Duration) string {
-	return "rate(" + sel + "[" + promqlDuration(w) + "])"
+// rateExpr writes fn(sel[w]), fn being rate or irate (rateFunc).
+func rateExpr(fn, sel string, w time.Duration) string {
+	return fn + "(" + sel + "[" + promqlDuration(w) + "])"
+}
+
+// rateFunc is the rate function of a read: irate (the last two samples in the window) where the
+// caller asks for the last scrape interval alone, rate (the whole window) otherwise.
+func rateFunc(lastInterval bool) string {
+	if lastInterval {
+		return "irate"
+	}
+	return "rate"
 }
 
 // aggregate writes `op by (labels) (inner)`; the labels must be valid names.
@@ -125,9 +135,10 @@ func union(labels []string, more ...string) []string {
 
 // sumRate writes Σ rate() of several metrics per group as a sum of per-metric sums, each range
 // selector shifted by offset (0 = none). Every metric of such a role (Triton's compute phases,
-// its success and failure counters) exists for the same groups, which `+` needs.
-func sumRate(metrics []string, ms []prom.Matcher, by []string, w, offset time.Duration) (string, error) {
-	return sumOverRange("rate", metrics, ms, by, w, offset)
+// its success and failure counters) exists for the same groups, which `+` needs. The query's
+// LastInterval makes it irate().
+func (x *Exec) sumRate(metrics []string, ms []prom.Matcher, by []string, w, offset time.Duration) (string, error) {
+	return sumOverRange(rateFunc(x.q.LastInterval), metrics, ms, by, w, offset)
 }
 
 // sumOverRange writes the sum by (by) of fn(metric[w]) over several metric names, one term per

@@ -128,7 +128,7 @@ func builderExprs(t *testing.T, x *Exec) []string {
 				if err != nil {
 					t.Fatal(err)
 				}
-				out = append(out, rateExpr(sel, x.rateWindow()))
+				out = append(out, rateExpr("rate", sel, x.rateWindow()))
 			}
 		}
 	}

@@ -30,6 +30,11 @@ type Common struct {
 	Series []string
 	// LegendFormat names the series like Grafana's Prometheus legend ({{label}}); "" = built-in names.
 	LegendFormat string
+	// LastInterval takes each counter's rate over its last two samples in the window (irate)
+	// instead of the whole window: the triage's reading of a change one scrape interval old,
+	// which a window's rate still mixes with the minutes before it. Not a query field: panels
+	// and rules keep rate().
+	LastInterval bool
 }
 
 // Query is a parsed query: the common fields and the type's runner.

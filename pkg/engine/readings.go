@@ -24,6 +24,9 @@ type RoleQuery struct {
 	// Instances narrows to these instances (empty = every instance serving the model).
 	Instances []string
 	Rate      time.Duration // window of every rate()
+	// LastInterval reads each counter's last scrape interval in the window (irate), as
+	// Common.LastInterval does.
+	LastInterval bool
 	// Start (the first point), End and Step are the range.
 	Start, End time.Time
 	Step       time.Duration
@@ -81,7 +84,7 @@ func (r *Reader) roleExpr(role profile.Role, q RoleQuery) (string, bool, string)
 				return "", err
 			}
 			if rate {
-				sel = rateExpr(sel, q.Rate)
+				sel = rateExpr(rateFunc(q.LastInterval), sel, q.Rate)
 			}
 			part, err := aggregate("sum", []string{inst}, sel)
 			if err != nil {

@@ -87,7 +87,8 @@ func (x *Exec) recordedSpan(ctx context.Context, m profile.Measure, q float64, b
 	// The recording is per model, version and instance: a grouping without the version (a new
 	// version's model reference) would take the max of the versions' quantiles, not the
 	// quantile of their summed buckets.
-	if m.Kind != profile.Histogram || q <= 0 || x.instanceLabel == "" || !slices.Contains(by, x.instanceLabel) ||
+	// The recording is a rate over its window: it cannot stand for the last interval alone.
+	if m.Kind != profile.Histogram || q <= 0 || x.q.LastInterval || x.instanceLabel == "" || !slices.Contains(by, x.instanceLabel) ||
 		(x.versionLabel != "" && !slices.Contains(by, x.versionLabel)) ||
 		(x.e.Fleet != nil && len(x.e.Fleet.Servers) > 1) || x.e.Prom == nil {
 		return false, ""

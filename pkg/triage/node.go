@@ -3,6 +3,8 @@ package triage
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -20,8 +22,11 @@ type NodeReadings struct {
 	Instance       string // one instance of the node, when the question names one
 	Window, Before Span
 	Models         []*Readings // by model name
-	Notices        []string
-	Queries        int
+	// Changes are the change points found inside the window, by model: that model's readings
+	// cover the part after its change (as a model question's do).
+	Changes map[string]*RecentChange
+	Notices []string
+	Queries int
 }
 
 // ReadNode finds the models served on o.Node in the window (completed with the defaults) or the
@@ -29,7 +34,8 @@ type NodeReadings struct {
 func ReadNode(ctx context.Context, e *engine.Engine, o Options) (*NodeReadings, error) {
 	o = o.WithDefaults(e.Clock())
 	r := newReader(e, o)
-	nr := &NodeReadings{Node: r.rd.Node, GPU: o.GPU, Instance: o.Instance, Window: r.rd.Window, Before: r.rd.Before}
+	nr := &NodeReadings{Node: r.rd.Node, GPU: o.GPU, Instance: o.Instance, Window: r.rd.Window, Before: r.rd.Before,
+		Changes: map[string]*RecentChange{}}
 	if o.Progress != nil {
 		o.Progress(1, 2, "which models serve node "+nr.Node)
 	}
@@ -79,9 +85,15 @@ func ReadNode(ctx context.Context, e *engine.Engine, o Options) (*NodeReadings, 
 				o.Progress(2, 2, fmt.Sprintf("%s (model %d of %d): %s", m, i+1, len(models), label))
 			}
 		}
-		rd, err := Read(ctx, e, mo)
+		// A GPU alert fires a minute or two into its incident, as a latency alert does: each model
+		// looks for its change point the same way.
+		rd, rc, err := readRecent(ctx, e, mo)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", m, err)
+		}
+		if rc != nil {
+			nr.Changes[m] = rc
+			rd.Notices = append(rd.Notices, recentNotice(rc, newWindow(rd.Window.Start, rd.Window.End)))
 		}
 		nr.Models = append(nr.Models, rd)
 		nr.Queries += rd.Queries
@@ -89,6 +101,26 @@ func ReadNode(ctx context.Context, e *engine.Engine, o Options) (*NodeReadings, 
 	}
 	nr.Notices = uniqueSorted(nr.Notices)
 	return nr, nil
+}
+
+// settleNode applies a model's change point to the node's report as a model question does: the
+// report's change is the first cause's model's (else the strongest of any model), and a
+// diagnosis that rests on a change one point old is graded as settleRecent does.
+func settleNode(rep *Report, nr *NodeReadings) {
+	var rc *RecentChange
+	if len(rep.Causes) > 0 {
+		rc = nr.Changes[rep.Causes[0].Model]
+	} else {
+		for _, m := range slices.Sorted(maps.Keys(nr.Changes)) {
+			if c := nr.Changes[m]; rc == nil || c.Now/c.Level > rc.Now/rc.Level {
+				rc = c
+			}
+		}
+	}
+	if rc != nil {
+		rep.Change = rc
+		settleRecent(rep, rc)
+	}
 }
 
 func uniqueSorted(list []string) []string {

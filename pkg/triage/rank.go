@@ -206,8 +206,7 @@ func weigh(c *candidate, rd *Readings, leads map[string]decomp, top *decomp) {
 
 // explainQueue: under a queue-led change, traffic past surgeLine (and not moved from the
 // model's other instances) explains the queue: the surge is raised to a diagnosis and the queue
-// cause, its symptom, weighed down. A step of the arrivals past the line stands one point after
-// the change: the rates that mix in the minutes before it can only understate it.
+// cause, its symptom, weighed down.
 func explainQueue(c *candidate, rd *Readings) {
 	r, ok := trafficExplainsQueue(rd, c.instance)
 	if !ok {
@@ -219,7 +218,6 @@ func explainQueue(c *candidate, rd *Readings) {
 	switch c.id {
 	case CauseTrafficSurge:
 		c.score = math.Max(c.score, 0.6+0.3*grade(r, surgeLine, 4))
-		c.stepBound = true
 		c.summary += fmt.Sprintf("; the queue leads the change, and %.2f× the usual traffic explains it", r)
 	case CauseQueue:
 		c.score *= offLead

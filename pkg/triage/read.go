@@ -380,7 +380,7 @@ func (r *reader) addSubjects(names []string, subjects []map[string]*Subject) {
 // sel selects a model on instances, with the triage's rate window (the service types' and the
 // GPU-idle condition's; gpu and baseline queries keep their own).
 func (r *reader) sel(model string, instances ...string) engine.Select {
-	return engine.Select{Model: []string{model}, Instance: instances, RateInterval: r.rate}
+	return engine.Select{Model: []string{model}, Instance: instances, RateInterval: r.rate, LastInterval: r.o.lastInterval}
 }
 
 // run builds and runs one engine query, counting its Prometheus queries and keeping its
@@ -775,7 +775,7 @@ func (r *reader) extraJobs() []func(context.Context) error {
 	step := r.rng.MinStep
 	var jobs []func(context.Context) error
 	for _, rdg := range readings {
-		q := engine.RoleQuery{Num: rdg.num, Den: rdg.den, Model: r.o.Model, Instances: instances, Rate: r.rate,
+		q := engine.RoleQuery{Num: rdg.num, Den: rdg.den, Model: r.o.Model, Instances: instances, Rate: r.rate, LastInterval: r.o.lastInterval,
 			Start: r.rng.Start.Truncate(step), End: r.rng.End, Step: step}
 		jobs = append(jobs, func(ctx context.Context) error {
 			series, why, err := r.prom.RoleReading(ctx, q)

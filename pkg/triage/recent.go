@@ -49,6 +49,9 @@ type RecentChange struct {
 	Points int `json:"points"`
 	// Signal is the series the change was seen in when it is not the time per request: "P95".
 	Signal string `json:"signal,omitempty"`
+	// LastInterval says the readings after a change one point old were taken over each
+	// counter's last scrape interval (irate), not over the rate window.
+	LastInterval bool `json:"lastInterval,omitempty"`
 }
 
 // what names the series a change was seen in.
@@ -195,31 +198,11 @@ func strongestChangePast(total map[string]*engine.Series, keys []string, o Optio
 // level inside the window, the window after the change point is compared with the hour before
 // it; otherwise the whole window is.
 func diagnoseShort(ctx context.Context, e *engine.Engine, o Options) (*Report, error) {
-	rc, step, queries, err := findRecent(ctx, e, o)
-	var missed string
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, err
-		}
-		// The detection is a refinement: without it the window is compared as one.
-		rc, missed = nil, fmt.Sprintf("the change point inside the window was not looked for: %v", err)
-	}
-	ro := o
-	if rc != nil {
-		sp := recentSpan(rc.At, step, o.From, o.To)
-		ro.From, ro.eventsFrom = sp.Start, o.From
-		rc.Asked = newWindow(o.From, o.To)
-		rc.Covers = math.Round(sp.End.Sub(sp.Start).Seconds()/o.To.Sub(o.From).Seconds()*1000) / 1000
-	}
-	rd, err := Read(ctx, e, ro)
+	rd, rc, err := readRecent(ctx, e, o)
 	if err != nil {
 		return nil, err
 	}
 	rep := Score(rd, DefaultThresholds())
-	rep.Queries += queries
-	if missed != "" {
-		rep.Notices = append(rep.Notices, missed)
-	}
 	if rc != nil {
 		rep.Change = rc
 		rep.Notices = append(rep.Notices, recentNotice(rc, rep.Window))
@@ -228,40 +211,57 @@ func diagnoseShort(ctx context.Context, e *engine.Engine, o Options) (*Report, e
 	return &rep, nil
 }
 
-// undiluted are the causes whose evidence a change younger than the rate window does not
-// dilute: an event (XID, ECC, throttling, an idle GPU, a restart), a level past its line (GPU
-// memory, the KV cache) or two versions read side by side. The others are graded on ratios of
-// rates against the hour before, which mix the minutes before the change into the minutes after
-// it until the change is a rate window old.
-var undiluted = map[string]bool{
-	CauseHardware: true, CauseGPUIdle: true, CauseWarmup: true, CauseComputeMemory: true,
-	CauseKVCache: true, CauseModelRegression: true,
+// readRecent reads o, narrowed to what follows the change point inside the window when a
+// subject's time stepped there (the change is returned, nil if none).
+func readRecent(ctx context.Context, e *engine.Engine, o Options) (*Readings, *RecentChange, error) {
+	rc, step, queries, err := findRecent(ctx, e, o)
+	var missed string
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, err
+		}
+		// The detection is a refinement: without it the window is compared as one.
+		rc, missed = nil, fmt.Sprintf("the change point inside the window was not looked for: %v", err)
+	}
+	ro := o
+	if rc != nil {
+		sp := recentSpan(rc.At, step, o.From, o.To)
+		if rc.Points == 1 {
+			// One point past the line: every rate over the window still holds the minutes before
+			// the change. The point itself, read over its last scrape interval alone, holds none.
+			sp.Start, ro.lastInterval, rc.LastInterval = rc.At.Add(-step), true, true
+		}
+		ro.From, ro.eventsFrom = sp.Start, o.From
+		rc.Asked = newWindow(o.From, o.To)
+		rc.Covers = math.Round(sp.End.Sub(sp.Start).Seconds()/o.To.Sub(o.From).Seconds()*1000) / 1000
+	}
+	rd, err := Read(ctx, e, ro)
+	if err != nil {
+		return nil, nil, err
+	}
+	rd.Queries += queries
+	if missed != "" {
+		rd.Notices = append(rd.Notices, missed)
+	}
+	return rd, rc, nil
 }
 
-// settleRecent keeps a diagnosis of a change seen at one point only (the change is younger
-// than the rate window: every ratio after it still holds the minutes before it) when the first
-// cause rests on undiluted evidence or on a step past its line (stepBound: diluted, it is only
-// understated); otherwise the change is too recent to attribute: no
-// direction, the causes stay listed as candidates with their confidence, and the summary says
-// to ask again.
+// settleRecent grades a diagnosis of a change seen at one point only. Its readings are that
+// point's, every rate taken over the last scrape interval (readRecent), so none of the minutes
+// before the change is in them; but they hold one interval of requests: the diagnosis stands at
+// medium confidence at most, and the notice says to ask again to confirm.
 func settleRecent(rep *Report, rc *RecentChange) {
-	if rc.Points >= 2 || rep.Verdict == Healthy {
-		return
+	if rc.Points == 1 && rep.Verdict == Diagnosed && rep.Confidence == "high" {
+		rep.Confidence = "medium"
 	}
-	if rep.Verdict == Diagnosed && (undiluted[rep.Causes[0].ID] || rep.Causes[0].stepBound) {
-		return
-	}
-	what := candidatesText(rep.Causes)
-	if what == "" {
-		what = "no candidate"
-	}
-	rep.Verdict, rep.Confidence = NoDirection, "low"
-	rep.Summary = fmt.Sprintf("Too recent to attribute: the %s of %s stepped from %s to %s at %s, one point before the window's end; the readings after it still hold the minutes before it (a %s rate window), so the causes cannot be told apart yet (%s): ask again in a few minutes",
-		rc.what(), rc.Where, msText(rc.Level), msText(rc.Now), rc.At.Format("15:04"), dur(recentRate), what)
 }
 
 // recentNotice says what was compared when a change point narrowed the window.
 func recentNotice(rc *RecentChange, w Window) string {
+	if rc.LastInterval {
+		return fmt.Sprintf("change point at %s: the %s of %s stepped from %s to %s at the window's last point; the readings after it are that point's, each rate taken over its last scrape interval (irate) so that none of the minutes before the change is in them, compared with the hour before %s: one interval of requests, so ask again in a few minutes to confirm",
+			rc.At.Format("15:04"), rc.what(), rc.Where, msText(rc.Level), msText(rc.Now), w.Start.Format("15:04"))
+	}
 	return fmt.Sprintf("change point at %s: the %s of %s stepped from %s to %s; the last %s of the %s window (%.0f %%) are compared with the hour before %s",
 		rc.At.Format("15:04"), rc.what(), rc.Where, msText(rc.Level), msText(rc.Now), w.Duration, rc.Asked.Duration, rc.Covers*100, w.Start.Format("15:04"))
 }

@@ -129,9 +129,6 @@ type candidate struct {
 	model, instance, version string
 	summary                  string
 	evidence                 []Evidence
-	// stepBound: the cause rests on a step past its line, which a change younger than the rate
-	// window can only understate (settleRecent keeps it).
-	stepBound bool
 	// unseen: a node's hardware event the model's own requests show no sign of (gathered.own).
 	unseen bool
 	// queueRatio: the queue cause's mean queue time against the hour before.
@@ -276,7 +273,7 @@ func (q question) causes(best map[string]candidate) []Cause {
 			gpu = q.gpu
 		}
 		out = append(out, Cause{ID: id, Title: info.title, Layer: info.layer, Score: c.score, Confidence: confidence(c.score),
-			Summary: c.summary, Model: c.model, Instance: c.instance, Version: c.version, Evidence: c.evidence, Next: info.next, stepBound: c.stepBound, unseen: c.unseen,
+			Summary: c.summary, Model: c.model, Instance: c.instance, Version: c.version, Evidence: c.evidence, Next: info.next, unseen: c.unseen,
 			Links: links(id, q.before.Start, q.window.End, c.model, version, c.instance, gpu)})
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -1120,6 +1117,9 @@ func memoryPressure(rd *Readings, in *Instance, th Thresholds) pressure {
 		text: fmt.Sprintf("GPU memory on %s at %.1f %% (peak %.1f %%)", gpuText(rd, in.Node), in.GPUMem.Now*100, in.GPUMemPeak*100)}
 }
 
+// phasesAlike is how close the two phases' ratios are when both grew "alike".
+const phasesAlike = 1.2
+
 // phaseGrowth names the compute phase that grew (the one holding most of compute's increase),
 // "" where the server does not time the phases.
 func phaseGrowth(s Subject) string {
@@ -1129,6 +1129,9 @@ func phaseGrowth(s Subject) string {
 	}
 	rp, rdec := ratio(s.Prefill.Now, s.Prefill.Before), ratio(s.Decode.Now, s.Decode.Before)
 	switch {
+	case rp >= totalRise && rdec >= totalRise && math.Max(rp, rdec) < phasesAlike*math.Min(rp, rdec):
+		// Decode being the longer phase, it holds most of a rise both share: the ratios tell.
+		return fmt.Sprintf("prefill (×%.1f) and decode (×%.1f) grew alike: every forward pass is slower (the GPU, its clocks, a co-tenant), not one phase", rp, rdec)
 	case dd > 0 && dd >= 2*math.Max(dp, 0):
 		return fmt.Sprintf("decode grew (%s vs %s, ×%.1f) while prefill stays at %s (×%.2f): token generation is slower, look at memory pressure, preemptions and batch size",
 			msText(s.Decode.Now), msText(s.Decode.Before), rdec, msText(s.Prefill.Now), rp)

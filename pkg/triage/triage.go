@@ -51,6 +51,10 @@ type Options struct {
 	// narrowed the window to what follows it, and events (XID, ECC) since eventsFrom still count
 	// as the window's.
 	eventsFrom time.Time
+	// lastInterval reads every rate over each counter's last scrape interval (irate): the
+	// window is the one point after a change one point old, which a window's rate still mixes
+	// with the minutes before the change.
+	lastInterval bool
 }
 
 // WithDefaults fills the window from now.
@@ -213,8 +217,8 @@ type Cause struct {
 	Links      []Link     `json:"links"`
 	// Window is the change point the cause was found in, in a window longer than LongWindow.
 	Window *Window `json:"window,omitempty"`
-	// stepBound and unseen: see candidate.
-	stepBound, unseen bool
+	// unseen: see candidate.
+	unseen bool
 }
 
 // Step is one of the triage path's five steps with what it found.
@@ -275,6 +279,7 @@ func Diagnose(ctx context.Context, e *engine.Engine, o Options) (*Report, error)
 			return nil, err
 		}
 		r := ScoreNode(nr, DefaultThresholds())
+		settleNode(&r, nr)
 		return &r, nil
 	}
 	if o.To.Sub(o.From) > LongWindow {

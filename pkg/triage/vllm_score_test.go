@@ -42,6 +42,12 @@ func TestScoreVLLMReadings(t *testing.T) {
 			s.Compute.Now, s.Prefill.Now, s.Decode.Now = 0.045, 0.0363, 0.0087
 			s.P95.Now, s.BaselineRatio = 0.2, 8
 		}, Diagnosed, CauseCompute, []string{"prefill grew", "decode stays", "the cause is not among the signals measured here"}},
+		// Both phases slower by the same ratio: not "decode grew while prefill stays", although
+		// decode, the longer phase, holds most of the rise.
+		{"both phases grow alike", func(s *Subject, in *Instance) {
+			s.Compute.Now, s.Prefill.Now, s.Decode.Now = 3*(s.Prefill.Before+s.Decode.Before), 3*s.Prefill.Before, 3*s.Decode.Before
+			s.P95.Now, s.BaselineRatio = 0.3, 12
+		}, Diagnosed, CauseCompute, []string{"prefill (×3.0) and decode (×3.0) grew alike"}},
 		// The KV cache full with requests preempted: KV-cache exhaustion.
 		{"KV cache exhausted with preemptions", func(s *Subject, in *Instance) {
 			s.Compute.Now, s.Prefill.Now, s.Decode.Now = 0.055, 0.0037, 0.0513

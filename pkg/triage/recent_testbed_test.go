@@ -2,9 +2,12 @@ package triage
 
 import (
 	"context"
+	"math"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/inferscope/inferscope/pkg/engine"
 	"github.com/inferscope/inferscope/pkg/testbed"
 	"github.com/inferscope/inferscope/pkg/testbed/enginetest"
 )
@@ -46,4 +49,63 @@ func TestRecentChangeOnTheTestBed(t *testing.T) {
 			t.Errorf("%s: %d queries, want the read's %d and the detection's 2", kind, r.Queries, rd.Queries)
 		}
 	}
+}
+
+// TestOnePointChangeOnTheTestBed asks about the compute slowdown one minute after it starts: one
+// point past the line at the history's 60 s samples. The readings after the change are that
+// point's, every rate over its last scrape interval, so the compute time the cause reports is
+// the scenario's own mean over that minute, not a mix with the minute before it; the diagnosis
+// stands at medium confidence. A node question on the incident's GPU finds the same change.
+func TestOnePointChangeOnTheTestBed(t *testing.T) {
+	e, s := enginetest.Start(t)
+	ctx := context.Background()
+	in, _ := s.Incident(testbed.ComputeSlowdown)
+	to := in.Start.Add(time.Minute)
+	o := Options{Model: "recsys-ranker", From: to.Add(-DefaultWindow), To: to}
+	r, err := Diagnose(ctx, e, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s %s %s change %+v\n%s", r.Verdict, r.Confidence, causeList(r), r.Change, r.Summary)
+	if r.Change == nil || r.Change.Points != 1 || !r.Change.LastInterval || !r.Change.At.Equal(to) {
+		t.Fatalf("change %+v, want one point at %s read over the last interval", r.Change, to)
+	}
+	if r.Verdict != Diagnosed || r.Confidence == "high" || (r.Causes[0].ID != CauseCompute && r.Causes[0].ID != CauseComputeMemory) {
+		t.Fatalf("want a compute cause at medium confidence at most: %s %s %s", r.Verdict, r.Confidence, causeList(r))
+	}
+	now := evidenceNow(t, r.Causes[0], "mean compute time")
+	want := meanOver(s, testbed.Compute, in.Instance, in.Model, in.Version, to.Add(-testbed.DefaultHistoryStep), to)
+	mixed := meanOver(s, testbed.Compute, in.Instance, in.Model, in.Version, to.Add(-recentRate), to)
+	t.Logf("compute now %.4f s, the last minute's truth %.4f s, the rate window's mix %.4f s", now, want, mixed)
+	if math.Abs(now/want-1) > 0.02 || math.Abs(mixed/want-1) < 0.1 {
+		t.Errorf("compute now %.4f s, want the last minute's %.4f s (the mix over %s is %.4f s)", now, want, recentRate, mixed)
+	}
+
+	node := Options{Node: engine.InstanceNode(in.Instance), GPU: strconv.Itoa(in.GPUs[0]), From: o.From, To: to}
+	nr, err := Diagnose(ctx, e, node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("node: %s %s %s change %+v", nr.Verdict, nr.Confidence, causeList(nr), nr.Change)
+	if nr.Change == nil || !nr.Change.At.Equal(to) || nr.Verdict != Diagnosed || nr.Causes[0].ID != r.Causes[0].ID {
+		t.Errorf("node question: %s %s change %+v, want %s first at the same change", nr.Verdict, causeList(nr), nr.Change, r.Causes[0].ID)
+	}
+}
+
+// meanOver is the scenario's mean of a segment over (from, to] at the history's samples.
+func meanOver(s *testbed.Scenario, g testbed.Segment, instance, model, version string, from, to time.Time) float64 {
+	_, n, sum := s.SampledHistogramIncrease(g, instance, model, version, nil, from, to, testbed.DefaultHistoryStep)
+	return sum / n
+}
+
+// evidenceNow is the cause's "now" for the evidence named what.
+func evidenceNow(t *testing.T, c Cause, what string) float64 {
+	t.Helper()
+	for _, ev := range c.Evidence {
+		if ev.What == what && ev.Now != nil {
+			return *ev.Now
+		}
+	}
+	t.Fatalf("%s: no evidence %q in %+v", c.ID, what, c.Evidence)
+	return 0
 }

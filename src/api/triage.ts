@@ -151,8 +151,10 @@ export interface TriageRecentChange {
   /** The window asked about, and the share of it the compared part covers (0-1). */
   asked: TriageWindow;
   covers: number;
-  /** Points past the line: one is too recent to attribute safely. */
+  /** Points past the line. */
   points: number;
+  /** One point past the line: the readings after it are that point's, each rate over its last scrape interval. */
+  lastInterval?: boolean;
 }
 
 /** A model, or a node (a GPU alert's question), or both: the model on that node only. */

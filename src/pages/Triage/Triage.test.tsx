@@ -331,6 +331,23 @@ describe('Triage page', () => {
     );
   });
 
+  test('a change one point old says it was read over the last scrape interval', async () => {
+    const change = {
+      at: '2026-11-23T04:15:00Z',
+      where: 'recsys-ranker v1.4.0 on node-b:8000',
+      level: 0.025,
+      now: 0.09,
+      asked: { start: '2026-11-23T04:00:00Z', end: '2026-11-23T04:15:00Z', duration: '15m' },
+      covers: 0.0667,
+      points: 1,
+      lastInterval: true,
+    };
+    renderAt(alertLink(start, end), { [URL]: { status: 200, body: { ...answer, change } } });
+    expect(await screen.findByTestId(triageTestIds.change)).toHaveTextContent(
+      'is compared. The change is one point old: each rate is read over its last scrape interval, one interval of requests, so ask again in a few minutes to confirm.'
+    );
+  });
+
   test('a change point seen in the P95 says so', async () => {
     const narrowed = {
       ...answer,

@@ -180,6 +180,8 @@ function TriageResult({ answer }: { answer: TriageAnswer }) {
               Change point at {formatTime(answer.change.at)} in {answer.change.where}: the {answer.change.signal ?? 'time per request'} stepped from{' '}
               {formatValue(answer.change.level, 's')} to {formatValue(answer.change.now, 's')}. Only the part after it (
               {Math.round(answer.change.covers * 100)} % of the {answer.change.asked.duration} asked about) is compared.
+              {answer.change.lastInterval === true &&
+                ' The change is one point old: each rate is read over its last scrape interval, one interval of requests, so ask again in a few minutes to confirm.'}
             </p>
           )}
         </Alert>

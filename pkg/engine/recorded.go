@@ -58,7 +58,7 @@ type recordedEntry struct {
 func (x *Exec) historyLatencyExpr(ctx context.Context, m profile.Measure, q float64, by []string, offset time.Duration, opt derive.BaselineOptions, only []prom.Matcher) (expr string, recorded bool, err error) {
 	if ok, sel := x.recordedCovers(ctx, m, q, by, opt); ok {
 		if len(only) > 0 {
-			if sel, err = selector([]string{RecordedLatency}, append(x.matchers(x.scopeOf(m), nil), only...)); err != nil {
+			if sel, err = x.recordedSelector(m, only...); err != nil {
 				return "", false, err
 			}
 		}
@@ -93,7 +93,7 @@ func (x *Exec) recordedSpan(ctx context.Context, m profile.Measure, q float64, b
 		(x.e.Fleet != nil && len(x.e.Fleet.Servers) > 1) || x.e.Prom == nil {
 		return false, ""
 	}
-	sel, err := selector([]string{RecordedLatency}, x.matchers(x.scopeOf(m), nil))
+	sel, err := x.recordedSelector(m)
 	if err != nil {
 		return false, ""
 	}
@@ -176,6 +176,11 @@ func (x *Exec) recordedCurrent(ctx context.Context, m profile.Measure, q float64
 	x.Notice(Info, fmt.Sprintf("the current %s is read from the recorded %s as well (the rule's evaluations, warm-ups left out by the rule and by the warm-up filter)",
 		quantileName(q), RecordedLatency))
 	return rs, true, nil
+}
+
+// recordedSelector selects the recorded latency of the query's subjects, narrowed by extra.
+func (x *Exec) recordedSelector(m profile.Measure, extra ...prom.Matcher) (string, error) {
+	return selector([]string{RecordedLatency}, append(x.matchers(x.scopeOf(m), nil), extra...))
 }
 
 func (x *Exec) recordedNotice(q float64) {

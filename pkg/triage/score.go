@@ -741,6 +741,12 @@ func gpuWentIdle(rd *Readings, in *Instance, subj string) (candidate, bool) {
 			ev("share of requests answered by the fallback path", "percentunit", in.Fallback, notMeasuredNote(in.Fallback))}}, true
 }
 
+// hardwareEvent says whether the instance's GPUs had an XID, an uncorrected ECC error or
+// hardware throttling in the window.
+func hardwareEvent(in *Instance) bool {
+	return in.XID.Now > 0 || in.ECCUncorrected.Now > 0 || len(in.Throttle) > 0
+}
+
 // hardwareCause: XID events, uncorrected ECC errors or hardware throttling on the node.
 func hardwareCause(rd *Readings, in *Instance) (candidate, bool) {
 	xid, ecc := in.XID.Now > 0, in.ECCUncorrected.Now > 0
@@ -1028,8 +1034,9 @@ func computeCauses(rd *Readings, s Subject, in *Instance, th Thresholds, half fl
 		out = append(out, c)
 	}
 	// Compute that leads the latency change is the segment's finding even under its own 1.5×
-	// line: the change the engineer was paged for is in compute.
-	if cRising || (cr > 1 && lead == SegCompute) {
+	// line: the change the engineer was paged for is in compute. Not where the instance's GPUs
+	// had a hardware event in the window: that is a measured explanation (hardwareCause).
+	if (cRising || (cr > 1 && lead == SegCompute)) && (in == nil || !hardwareEvent(in)) {
 		c := candidate{id: CauseCompute, instance: s.Instance, version: s.Version, score: computeScore,
 			summary: fmt.Sprintf("compute time of %s is %s (%.1f× the hour before, %s); the cause is not among the signals measured here (%s)",
 				who, msText(s.Compute.Now), cr, msText(s.Compute.Before), flatSignals(rd, in, mp)),

@@ -297,6 +297,25 @@ func TestScoreNodeNamesTheModelOnTheIdleGPU(t *testing.T) {
 	}
 }
 
+// TestScoreNodeHardwareExplainsCompute: a GPU alert's node question, one uncorrected ECC error
+// on the GPU asked about, and one model's compute up ×4.7: the event explains the rise, so
+// "compute" (the cause not among the signals measured here) is not named, above it or at all.
+// The node's hardware cause names no model, so the model's own compute candidates cannot drop
+// "compute" by themselves (orderCompute matches model and instance).
+func TestScoreNodeHardwareExplainsCompute(t *testing.T) {
+	rd := readings("", func(s *Subject, in *Instance) {
+		in.ECCUncorrected.Now = 1
+		s.Compute.Now, s.P95.Now, s.BaselineRatio = 4.7*s.Compute.Before, 0.2, 4.5
+	})
+	rd.Model, rd.Node, rd.GPU = "detector", "node-a", "6"
+	rd.Subjects, rd.Instances = rd.Subjects[:1], rd.Instances[:1]
+	r := ScoreNode(&NodeReadings{Node: "node-a", GPU: "6", Window: rd.Window, Before: rd.Before, Models: []*Readings{rd}}, DefaultThresholds())
+	t.Logf("%s: %s", r.Verdict, causeList(&r))
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseHardware || hasCause(&r, CauseCompute) {
+		t.Fatalf("%s %s, want hardware first and no unexplained compute", r.Verdict, causeList(&r))
+	}
+}
+
 // TestScoreNodeDeployRestartsTheProcess: one server process serves both models of the node; the
 // deploy of one restarts it, so the other model's warm-up is that deploy's too: expected, not
 // the node question's diagnosis.

@@ -104,13 +104,14 @@ func ReadNode(ctx context.Context, e *engine.Engine, o Options) (*NodeReadings, 
 }
 
 // settleNode applies a model's change point to the node's report as a model question does: the
-// report's change is the first cause's model's (else the strongest of any model), and a
+// report's change is the first cause's model's (else the strongest of any model's), and a
 // diagnosis that rests on a change one point old is graded as settleRecent does.
 func settleNode(rep *Report, nr *NodeReadings) {
 	var rc *RecentChange
 	if len(rep.Causes) > 0 {
 		rc = nr.Changes[rep.Causes[0].Model]
-	} else {
+	}
+	if rc == nil { // no cause, or one naming no model (a GPU's, a node's hardware)
 		for _, m := range slices.Sorted(maps.Keys(nr.Changes)) {
 			if c := nr.Changes[m]; rc == nil || c.Now/c.Level > rc.Now/rc.Level {
 				rc = c

@@ -555,11 +555,11 @@ func (r *reader) gpuJob(instances []string) func(context.Context) error {
 			if util := byNode[in.Node+"|util"]; len(util) > 0 {
 				in.GPUUtil = r.pair(across(util, math.Min), minOf)
 				for _, u := range util {
-					// Worked before the window asked about (a change point may have narrowed the
-					// window past the moment the GPU stopped), idle from some point of the window
-					// compared to its end.
+					// Worked before the window asked about, idle from some point of it to its end:
+					// a change point may have narrowed the window past the moment the GPU stopped
+					// (a gauge drops at once, the rates a point later).
 					lo := pointsPair(u.T, u.V, r.rd.Before.Start, r.eventsFrom(), r.o.To, minOf)
-					if lo.Before > 0 && idleAtEnd(u.T, u.V, r.rd.Window.Start, r.rd.Window.End) {
+					if lo.Before > 0 && idleAtEnd(u.T, u.V, r.eventsFrom(), r.rd.Window.End) {
 						in.WentIdle = appendUnique(in.WentIdle, u.Labels["gpu"])
 					}
 				}

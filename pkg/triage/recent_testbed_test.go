@@ -109,3 +109,30 @@ func evidenceNow(t *testing.T, c Cause, what string) float64 {
 	t.Fatalf("%s: no evidence %q in %+v", c.ID, what, c.Evidence)
 	return 0
 }
+
+// TestGPUWentIdleBeforeTheChangePoint: the test bed's GPU loses its context at the incident's
+// start; its utilisation gauge drops at once, the model's rates a point later. Asked two minutes
+// in, the change point narrows the window to its last point, after the GPU stopped: the GPU still
+// went idle in the window asked (the zero run is looked for from its start), and gpu_idle, which
+// the model's slower requests make the model's, ranks first in the model and the node question.
+func TestGPUWentIdleBeforeTheChangePoint(t *testing.T) {
+	e, s := enginetest.Start(t)
+	in, _ := s.Incident(testbed.GPUIdle)
+	to := in.Start.Add(2 * time.Minute)
+	for _, o := range []Options{
+		{Model: in.Model, From: to.Add(-DefaultWindow), To: to},
+		{Node: engine.InstanceNode(in.Instance), GPU: strconv.Itoa(in.GPUs[0]), From: to.Add(-DefaultWindow), To: to},
+	} {
+		r, err := Diagnose(context.Background(), e, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("model %q node %q: %s %s change %+v", o.Model, o.Node, r.Verdict, causeList(r), r.Change)
+		if r.Change == nil || r.Change.At.After(to) || (o.Model != "" && !r.Window.Start.After(o.From)) {
+			t.Errorf("model %q node %q: change %+v, window %+v: the test shows nothing", o.Model, o.Node, r.Change, r.Window)
+		}
+		if r.Verdict != Diagnosed || r.Causes[0].ID != CauseGPUIdle || r.Causes[0].Model != in.Model {
+			t.Errorf("model %q node %q: %s %s, want gpu_idle of %s first", o.Model, o.Node, r.Verdict, causeList(r), in.Model)
+		}
+	}
+}

@@ -52,7 +52,7 @@ type Options struct {
 	// as the window's.
 	eventsFrom time.Time
 	// lastInterval reads every rate over each counter's last scrape interval (irate): the
-	// window is the one point after a change one point old, which a window's rate still mixes
+	// window is the part after a change point, whose first points a window's rate still mixes
 	// with the minutes before the change.
 	lastInterval bool
 }

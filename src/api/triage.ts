@@ -153,7 +153,7 @@ export interface TriageRecentChange {
   covers: number;
   /** Points past the line. */
   points: number;
-  /** One point past the line: the readings after it are that point's, each rate over its last scrape interval. */
+  /** The readings after the change took each rate over its last scrape interval (irate), not over the rate window. */
   lastInterval?: boolean;
 }
 

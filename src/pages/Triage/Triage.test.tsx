@@ -331,7 +331,7 @@ describe('Triage page', () => {
     );
   });
 
-  test('a change one point old says it was read over the last scrape interval', async () => {
+  test('a change one point old says it rests on one interval of requests', async () => {
     const change = {
       at: '2026-11-23T04:15:00Z',
       where: 'recsys-ranker v1.4.0 on node-b:8000',
@@ -344,7 +344,7 @@ describe('Triage page', () => {
     };
     renderAt(alertLink(start, end), { [URL]: { status: 200, body: { ...answer, change } } });
     expect(await screen.findByTestId(triageTestIds.change)).toHaveTextContent(
-      'is compared. The change is one point old: each rate is read over its last scrape interval, one interval of requests, so ask again in a few minutes to confirm.'
+      'is compared. Each rate after it is read over its last scrape interval, so no point mixes in the minutes before the change. The change is one point old: one interval of requests, so ask again in a few minutes to confirm.'
     );
   });
 

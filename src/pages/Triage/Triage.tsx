@@ -181,7 +181,8 @@ function TriageResult({ answer }: { answer: TriageAnswer }) {
               {formatValue(answer.change.level, 's')} to {formatValue(answer.change.now, 's')}. Only the part after it (
               {Math.round(answer.change.covers * 100)} % of the {answer.change.asked.duration} asked about) is compared.
               {answer.change.lastInterval === true &&
-                ' The change is one point old: each rate is read over its last scrape interval, one interval of requests, so ask again in a few minutes to confirm.'}
+                ' Each rate after it is read over its last scrape interval, so no point mixes in the minutes before the change.'}
+              {answer.change.points === 1 && ' The change is one point old: one interval of requests, so ask again in a few minutes to confirm.'}
             </p>
           )}
         </Alert>

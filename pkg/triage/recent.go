@@ -248,13 +248,19 @@ func readRecent(ctx context.Context, e *engine.Engine, o Options) (*Readings, *R
 	return rd, rc, nil
 }
 
-// settleRecent grades a diagnosis of a change seen at one point only. Its readings are that
-// point's, every rate taken over the last scrape interval (readRecent), so none of the minutes
-// before the change is in them; but they hold one interval of requests: the diagnosis stands at
-// medium confidence at most, and the notice says to ask again to confirm.
+// settleRecent grades the answer by the change point found. A diagnosis of a change seen at one
+// point only rests on that point's readings, every rate taken over the last scrape interval
+// (readRecent), so none of the minutes before the change is in them; but they hold one interval
+// of requests: the diagnosis stands at medium confidence at most, and the notice says to ask
+// again to confirm. A healthy answer says that a change was found and stays under the lines,
+// rather than leave the summary at odds with the notice.
 func settleRecent(rep *Report, rc *RecentChange) {
-	if rc.Points == 1 && rep.Verdict == Diagnosed && rep.Confidence == "high" {
+	switch {
+	case rc.Points == 1 && rep.Verdict == Diagnosed && rep.Confidence == "high":
 		rep.Confidence = "medium"
+	case rep.Verdict == Healthy:
+		rep.Summary += fmt.Sprintf("; the %s of %s stepped from %s to %s at %s, and what follows stays under the lines: watch it",
+			rc.what(), rc.Where, msText(rc.Level), msText(rc.Now), rc.At.Format("15:04"))
 	}
 }
 

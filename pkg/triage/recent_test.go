@@ -98,7 +98,8 @@ func TestRecentSpanComparesAfterTheChange(t *testing.T) {
 
 // TestSettleRecent: a change seen at one point only is read over that point's last scrape
 // interval, so its diagnosis stands whatever the cause, but on one interval of requests: at
-// medium confidence at most. Two points, a healthy answer and no direction are left as they are.
+// medium confidence at most. Two points and no direction are left as they are; a healthy answer
+// says the change was found and stays under the lines.
 func TestSettleRecent(t *testing.T) {
 	cases := []struct {
 		name           string
@@ -118,7 +119,11 @@ func TestSettleRecent(t *testing.T) {
 		rep := Report{Verdict: c.verdict, Confidence: c.confidence, Summary: "s",
 			Causes: []Cause{{ID: CauseQueue, Score: 0.8, Confidence: c.confidence}}}
 		settleRecent(&rep, &RecentChange{At: tEnd, Where: "m v1 on node-a:8000", Level: 0.02, Now: 0.07, Points: c.points, LastInterval: true})
-		if rep.Verdict != c.verdict || rep.Confidence != c.wantConfidence || rep.Summary != "s" {
+		wantSummary := "s"
+		if c.verdict == Healthy {
+			wantSummary = "s; the time per request of m v1 on node-a:8000 stepped from 20.0 ms to 70.0 ms at " + tEnd.Format("15:04") + ", and what follows stays under the lines: watch it"
+		}
+		if rep.Verdict != c.verdict || rep.Confidence != c.wantConfidence || rep.Summary != wantSummary {
 			t.Errorf("%s: %s (%s) %q, want %s (%s)", c.name, rep.Verdict, rep.Confidence, rep.Summary, c.verdict, c.wantConfidence)
 		}
 	}

@@ -293,10 +293,10 @@ func healthySummary(q question, rds []*Readings, subjects int) string {
 	case subjects == 0:
 		return fmt.Sprintf("%s served no traffic in the window or the hour before: nothing to diagnose", q.subject())
 	case q.byNode:
-		return fmt.Sprintf("%s looks healthy: the models served there (%s) are within their limits for latency, errors, jitter and GPU memory and nothing changed against the hour before",
+		return fmt.Sprintf("%s looks healthy: the models served there (%s) are within their limits for latency, errors, jitter and GPU memory and no change against the hour before crosses its line",
 			q.subject(), strings.Join(modelNames(rds), ", "))
 	}
-	return fmt.Sprintf("%s looks healthy: latency, errors, jitter and GPU memory are within their limits and nothing changed against the hour before", q.subject())
+	return fmt.Sprintf("%s looks healthy: latency, errors, jitter and GPU memory are within their limits and no change against the hour before crosses its line", q.subject())
 }
 
 func modelNames(rds []*Readings) []string {

@@ -45,7 +45,8 @@ type RecentChange struct {
 	// Asked is the window the question asked about; Covers the share of it the change covers.
 	Asked  Window  `json:"asked"`
 	Covers float64 `json:"covers"`
-	// Points counts the points past the line: one is a change too recent to attribute safely.
+	// Points counts the points past the line: the answer to a change one point old rests on one
+	// scrape interval of requests (settleRecent).
 	Points int `json:"points"`
 	// Signal is the series the change was seen in when it is not the time per request: "P95".
 	Signal string `json:"signal,omitempty"`

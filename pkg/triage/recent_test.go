@@ -40,7 +40,7 @@ func TestRecentChange(t *testing.T) {
 		level  float64
 	}{
 		{"two minutes at 3×", append(flat(28, 0.020), 0.060, 0.060), true, to.Add(-time.Minute), 2, 0.020},
-		{"one minute, too recent to be sure", append(flat(29, 0.020), 0.050), true, to, 1, 0.020},
+		{"one minute: a change one point old", append(flat(29, 0.020), 0.050), true, to, 1, 0.020},
 		{"five minutes rising", append(flat(25, 0.020), 0.035, 0.05, 0.07, 0.08, 0.09), true, to.Add(-4 * time.Minute), 5, 0.020},
 		{"nothing changed", flat(30, 0.020), false, time.Time{}, 0, 0},
 		{"under the absolute line (1 ms → 4 ms)", append(flat(28, 0.001), 0.004, 0.004), false, time.Time{}, 0, 0},

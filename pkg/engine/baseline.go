@@ -505,12 +505,7 @@ func historyPoints(series []derive.Series, m profile.Measure, q float64, by []st
 		}
 		var labels map[string]string
 		if recorded {
-			labels = map[string]string{}
-			for _, l := range by {
-				if v := s.Labels[l]; v != "" {
-					labels[l] = v
-				}
-			}
+			labels = copyOn(s.Labels, by)
 		} else {
 			labels = copyWithout(s.Labels, dayLabel, m.QuantileLabel)
 		}

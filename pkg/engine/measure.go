@@ -619,6 +619,17 @@ func scaleValues(v []float64, s float64) {
 	}
 }
 
+// copyOn keeps the labels of l named in keep that have a value (a series grouped by keep).
+func copyOn(l map[string]string, keep []string) map[string]string {
+	out := make(map[string]string, len(keep))
+	for _, k := range keep {
+		if v := l[k]; v != "" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 func copyWithout(l map[string]string, drop ...string) map[string]string {
 	out := make(map[string]string, len(l))
 	for k, v := range l {

@@ -86,8 +86,8 @@ func (x *Exec) recordedCovers(ctx context.Context, m profile.Measure, q float64,
 func (x *Exec) recordedSpan(ctx context.Context, m profile.Measure, q float64, by []string, from, to int64, pad time.Duration) (bool, string) {
 	// The recording is per model, version and instance: a grouping without the version (a new
 	// version's model reference) would take the max of the versions' quantiles, not the
-	// quantile of their summed buckets.
-	// The recording is a rate over its window: it cannot stand for the last interval alone.
+	// quantile of their summed buckets. And it is a rate over its window: it cannot stand for
+	// the last interval alone.
 	if m.Kind != profile.Histogram || q <= 0 || x.q.LastInterval || x.instanceLabel == "" || !slices.Contains(by, x.instanceLabel) ||
 		(x.versionLabel != "" && !slices.Contains(by, x.versionLabel)) ||
 		(x.e.Fleet != nil && len(x.e.Fleet.Servers) > 1) || x.e.Prom == nil {
@@ -139,12 +139,7 @@ func (x *Exec) recordedCurrent(ctx context.Context, m profile.Measure, q float64
 	var rs roleStats
 	seen := map[string]bool{}
 	for _, s := range series {
-		labels := map[string]string{}
-		for _, l := range by {
-			if v := s.Labels[l]; v != "" {
-				labels[l] = v
-			}
-		}
+		labels := copyOn(s.Labels, by)
 		key := labelsText(labels)
 		if seen[key] { // a rule grouping by more labels than by: read the buckets instead
 			return roleStats{}, false, nil

@@ -749,8 +749,9 @@ func hardwareEvent(in *Instance) bool {
 
 // hardwareCause: XID events, uncorrected ECC errors or hardware throttling on the node.
 func hardwareCause(rd *Readings, in *Instance) (candidate, bool) {
-	xid, ecc := in.XID.Now > 0, in.ECCUncorrected.Now > 0
-	if s := combine(0.6*b2f(xid), 0.5*b2f(ecc), 0.5*b2f(len(in.Throttle) > 0)); s > 0 {
+	if hardwareEvent(in) {
+		xid, ecc := in.XID.Now > 0, in.ECCUncorrected.Now > 0
+		s := combine(0.6*b2f(xid), 0.5*b2f(ecc), 0.5*b2f(len(in.Throttle) > 0))
 		var parts []string
 		if xid {
 			parts = append(parts, fmt.Sprintf("%.0f XID event(s)", in.XID.Now))

@@ -76,8 +76,14 @@ type SplitOptions struct {
 	RiseRatio float64
 	// MinRise: a rising segment must also be at least this much above its
 	// baseline, in the series' unit (seconds), so that a 1 ms queue going to
-	// 2 ms is not a regime change. Default 0.005 (5 ms).
+	// 2 ms on a 100 ms service is not a regime change. Default 0.005 (5 ms).
 	MinRise float64
+	// MinRiseShare lowers MinRise for a fast service: a rise of this share of
+	// the total's baseline counts where that is less than MinRise, but never
+	// under MinStep (RiseFloor). On a 20 ms embedder a 3 ms queue step is 15 %
+	// on every request, which its users feel; 5 ms would hide it. Default 0.1
+	// (half the 1.2× of a latency change); negative keeps MinRise alone.
+	MinRiseShare float64
 	// DominantShare: the share a segment needs to dominate, of the total
 	// increase over baselines (change rule) or of the total latency (level
 	// rule). Default 0.6.
@@ -86,7 +92,22 @@ type SplitOptions struct {
 
 // DefaultSplitOptions returns the documented defaults.
 func DefaultSplitOptions() SplitOptions {
-	return SplitOptions{BaselineWindow: time.Hour, RiseRatio: 1.5, MinRise: 0.005, DominantShare: 0.6}
+	return SplitOptions{BaselineWindow: time.Hour, RiseRatio: 1.5, MinRise: 0.005, MinRiseShare: 0.1, DominantShare: 0.6}
+}
+
+// MinStep is the smallest rise that counts however fast the service: latency targets are
+// not set under a millisecond.
+const MinStep = 0.001
+
+// RiseFloor is the smallest rise of a segment that counts on a service whose time per request
+// (all its segments) has the baseline base, in seconds: MinRise, or MinRiseShare of base where
+// that is less, never under MinStep (nor above MinRise). Without a positive base it is MinRise.
+// o must hold its defaults (DefaultSplitOptions, or the options SplitLatency was given).
+func (o SplitOptions) RiseFloor(base float64) float64 {
+	if !(base > 0) || !(o.MinRiseShare > 0) {
+		return o.MinRise
+	}
+	return math.Min(o.MinRise, math.Max(MinStep, o.MinRiseShare*base))
 }
 
 func (o SplitOptions) withDefaults() (SplitOptions, error) {
@@ -100,6 +121,9 @@ func (o SplitOptions) withDefaults() (SplitOptions, error) {
 	if o.MinRise == 0 {
 		o.MinRise = d.MinRise
 	}
+	if o.MinRiseShare == 0 {
+		o.MinRiseShare = d.MinRiseShare
+	}
 	if o.DominantShare == 0 {
 		o.DominantShare = d.DominantShare
 	}
@@ -110,6 +134,8 @@ func (o SplitOptions) withDefaults() (SplitOptions, error) {
 		return o, fmt.Errorf("split rise ratio must be above 1, got %g", o.RiseRatio)
 	case o.MinRise < 0 || math.IsNaN(o.MinRise):
 		return o, fmt.Errorf("split minimum rise must not be negative, got %g", o.MinRise)
+	case math.IsNaN(o.MinRiseShare) || o.MinRiseShare >= 1:
+		return o, fmt.Errorf("split minimum rise share must be under 1 (negative turns it off), got %g", o.MinRiseShare)
 	case !(o.DominantShare > 0.5 && o.DominantShare <= 1):
 		return o, fmt.Errorf("split dominant share must be in (0.5, 1], got %g", o.DominantShare)
 	}
@@ -146,7 +172,8 @@ type Split struct {
 //
 //  1. Each segment has a baseline b: the mean of its own samples in
 //     [t − BaselineWindow, t). Its increase is max(0, v − b). It is rising
-//     when v > RiseRatio·b and v − b >= MinRise.
+//     when v > RiseRatio·b and v − b >= RiseFloor(the sum of the present
+//     segments' baselines): 5 ms, or a tenth of a fast service's time.
 //  2. Change rule: if any segment is rising, the regime is the segment with
 //     the largest increase, provided that segment is rising and its increase
 //     is at least DominantShare of the summed increases of all segments.
@@ -234,7 +261,13 @@ func classify(v, base [numSegments]float64, present [numSegments]bool, nseg int,
 	var inc [numSegments]float64
 	var rising [numSegments]bool
 	anyRising := false
-	sumInc := 0.0
+	sumInc, baseTotal := 0.0, 0.0
+	for k := 0; k < nseg; k++ {
+		if present[k] && !math.IsNaN(base[k]) {
+			baseTotal += base[k]
+		}
+	}
+	minRise := opt.RiseFloor(baseTotal)
 	for k := 0; k < nseg; k++ {
 		if !present[k] || math.IsNaN(base[k]) {
 			continue
@@ -243,7 +276,7 @@ func classify(v, base [numSegments]float64, present [numSegments]bool, nseg int,
 			inc[k] = d
 			sumInc += d
 		}
-		if v[k] > opt.RiseRatio*base[k] && v[k]-base[k] >= opt.MinRise {
+		if v[k] > opt.RiseRatio*base[k] && v[k]-base[k] >= minRise {
 			rising[k] = true
 			anyRising = true
 		}

@@ -36,9 +36,16 @@ func TestSplitLatencyRegimes(t *testing.T) {
 		{"both rising", steps(n, at, 0.02, 0.05), steps(n, at, 0.04, 0.07), nil, ComputeDominated, Balanced},
 		// A 200 ms gateway gap over a 50 ms service.
 		{"network jitter", steps(n, at, 0.01, 0.01), steps(n, at, 0.04, 0.04), steps(n, at, 0.001, 0.2), ComputeDominated, NetworkDominated},
-		// 1 ms → 3 ms is 3× but only 2 ms: below MinRise, so the level rule
-		// holds (balanced: queue 3/7, compute 4/7).
-		{"tiny rise ignored", steps(n, at, 0.001, 0.003), steps(n, at, 0.004, 0.004), nil, ComputeDominated, Balanced},
+		// 1 ms → 3 ms is 3× but only 2 ms on a 41 ms service: below its
+		// floor (a tenth of 41 ms), so the level rule holds (compute 40/43).
+		{"tiny rise ignored", steps(n, at, 0.001, 0.003), steps(n, at, 0.04, 0.04), nil, ComputeDominated, ComputeDominated},
+		// The same 2 ms on a 5 ms service is 40 % on every request: its floor
+		// is 1 ms (a tenth of 5 ms is under MinStep), so the queue rises.
+		{"a fast service's small step", steps(n, at, 0.001, 0.003), steps(n, at, 0.004, 0.004), nil, ComputeDominated, QueueDominated},
+		// 3 ms on a 25 ms service: under MinRise, over its tenth (2.5 ms).
+		{"a tenth of the time", steps(n, at, 0.002, 0.005), steps(n, at, 0.023, 0.023), nil, ComputeDominated, QueueDominated},
+		// 2 ms on that service is under its tenth.
+		{"under a tenth of the time", steps(n, at, 0.002, 0.004), steps(n, at, 0.023, 0.023), nil, ComputeDominated, ComputeDominated},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -130,7 +137,7 @@ func TestSplitLatencyErrors(t *testing.T) {
 	if _, err := SplitLatency(SplitInput{Queue: q, Compute: series(ts[:2], 1, 1)}, SplitOptions{}); err == nil {
 		t.Error("want an error for mismatched segments")
 	}
-	for _, o := range []SplitOptions{{RiseRatio: 0.5}, {DominantShare: 0.4}, {DominantShare: 1.2}, {MinRise: -1}, {BaselineWindow: -time.Minute}} {
+	for _, o := range []SplitOptions{{RiseRatio: 0.5}, {DominantShare: 0.4}, {DominantShare: 1.2}, {MinRise: -1}, {MinRiseShare: 1}, {MinRiseShare: math.NaN()}, {BaselineWindow: -time.Minute}} {
 		if _, err := SplitLatency(SplitInput{Queue: q, Compute: c}, o); err == nil {
 			t.Errorf("options %+v: want an error", o)
 		}
@@ -159,4 +166,28 @@ func BenchmarkSplitLatency(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(ts)), "ns/point")
+}
+
+func TestRiseFloor(t *testing.T) {
+	d := DefaultSplitOptions()
+	tests := []struct {
+		name string
+		o    SplitOptions
+		base float64
+		want float64
+	}{
+		{"a slow service: MinRise", d, 0.4, 0.005},
+		{"at fifty milliseconds the tenth meets MinRise", d, 0.05, 0.005},
+		{"a 25 ms service: its tenth", d, 0.025, 0.0025},
+		{"a 5 ms service: MinStep", d, 0.005, MinStep},
+		{"no baseline: MinRise", d, math.NaN(), 0.005},
+		{"a zero baseline: MinRise", d, 0, 0.005},
+		{"share turned off", SplitOptions{MinRise: 0.005, MinRiseShare: -1}, 0.01, 0.005},
+		{"MinRise under MinStep stays the line", SplitOptions{MinRise: 0.0005, MinRiseShare: 0.1}, 0.001, 0.0005},
+	}
+	for _, tc := range tests {
+		if got := tc.o.RiseFloor(tc.base); !same(got, tc.want, 1e-15) {
+			t.Errorf("%s: RiseFloor(%g) = %g, want %g", tc.name, tc.base, got, tc.want)
+		}
+	}
 }

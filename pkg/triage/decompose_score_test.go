@@ -623,3 +623,35 @@ func TestScoreChangeConfinedToOneSegment(t *testing.T) {
 		t.Errorf("a queue rise under 5 %% of the total led %q: %s %s", r.Lead, r.Verdict, causeList(&r))
 	}
 }
+
+// TestScoreFastServiceStep: on a fast service (13 ms a request) a step of a few milliseconds is
+// a change: the step floor is a tenth of its time (1.3 ms), not 5 ms. The gateway's 2.6 ms → 7.5 ms
+// (×1.37 on the total, the service steady) leads and, the network leading, is diagnosed; a queue
+// 2.3 ms → 5.5 ms over flat arrivals (×1.24) leads and is diagnosed. The same 3 ms queue step
+// on a 400 ms service is under 5 ms and nothing.
+func TestScoreFastServiceStep(t *testing.T) {
+	fast := func(mutate func(s *Subject, in *Instance)) Report {
+		return Score(readings("", func(s *Subject, in *Instance) {
+			s.Queue, s.Compute, s.Network = Pair{0.0023, 0.0023}, Pair{0.0081, 0.0081}, Pair{0.0026, 0.0026}
+			s.P95 = Pair{0.03, 0.03}
+			mutate(s, in)
+		}), DefaultThresholds())
+	}
+	r := fast(func(s *Subject, _ *Instance) { s.Network.Now = 0.0075 })
+	t.Logf("network: %s %s lead %q: %s", r.Verdict, causeList(&r), r.Lead, r.Summary)
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseNetwork || r.Lead != SegNetwork {
+		t.Errorf("want the network diagnosed and leading: %s %s lead %q", r.Verdict, causeList(&r), r.Lead)
+	}
+	r = fast(func(s *Subject, in *Instance) { s.Queue.Now, in.QueueDepth.Now = 0.0055, 1.2 })
+	t.Logf("queue: %s %s lead %q: %s", r.Verdict, causeList(&r), r.Lead, r.Summary)
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseQueue || r.Lead != SegQueue {
+		t.Errorf("want the queue diagnosed and leading: %s %s lead %q", r.Verdict, causeList(&r), r.Lead)
+	}
+	r = Score(readings("", func(s *Subject, in *Instance) {
+		s.Queue, s.Compute, s.Network = Pair{0.0023, 0.0055}, Pair{0.4, 0.4}, nanPair()
+		in.QueueDepth.Now = 1.2
+	}), DefaultThresholds())
+	if r.Lead != "" || r.Verdict == Diagnosed {
+		t.Errorf("a 3 ms queue step on a 400 ms service led %q: %s %s", r.Lead, r.Verdict, causeList(&r))
+	}
+}

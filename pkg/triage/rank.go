@@ -188,7 +188,7 @@ func weigh(c *candidate, rd *Readings, leads map[string]decomp, top *decomp) {
 	// Compute rising past its own line explains the queue too (a slower service lengthens the
 	// queue, more than in proportion near saturation): its causes are not weighed down under a
 	// queue-led change, and the queue cause is.
-	cRose := d.s.Compute.Now-d.s.Compute.Before >= riseAbs && ratio(d.s.Compute.Now, d.s.Compute.Before) >= riseRatio
+	cRose := d.s.Compute.Now-d.s.Compute.Before >= d.s.floor() && ratio(d.s.Compute.Now, d.s.Compute.Before) >= riseRatio
 	switch {
 	case seg == "":
 	case seg == SegCompute && (d.lead == SegCompute || cRose && d.lead == SegQueue):
@@ -201,7 +201,19 @@ func weigh(c *candidate, rd *Readings, leads map[string]decomp, top *decomp) {
 		c.summary += fmt.Sprintf(" (weighed down: compute rose too, %s → %s, and a slower service lengthens the queue)", msText(d.s.Compute.Before), msText(d.s.Compute.Now))
 	case d.lead == SegQueue && !cRose:
 		explainQueue(c, rd)
+	case d.lead == SegNetwork && c.id == CauseNetwork:
+		explainNetwork(c, d)
 	}
+}
+
+// explainNetwork: the network segment leading the change is the gateway's diagnosis, as a lead of
+// compute or the queue is theirs: the segment is the gateway's upstream time beyond the service's
+// own, and the gateway is its one candidate. On a fast service the rise is a few milliseconds, so
+// its absolute grade says little; how many times its reference the segment is says how sure.
+func explainNetwork(c *candidate, d *decomp) {
+	r := ratio(d.s.Network.Now, d.s.Network.Before)
+	c.score = math.Max(c.score, 0.5+0.2*grade(r, riseRatio, 3))
+	c.summary += "; the network segment leads the change"
 }
 
 // explainQueue: under a queue-led change, traffic past surgeLine (and not moved from the

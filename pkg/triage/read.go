@@ -42,6 +42,16 @@ type Subject struct {
 	ErrorRatio, TimeoutRatio Pair
 }
 
+// floor is the smallest step that counts on the subject (stepFloor): a share of its time per
+// request before (queue + compute, and the network where measured: the split's total).
+func (s Subject) floor() float64 {
+	t := s.Queue.Before + s.Compute.Before
+	if finite(s.Network.Before) {
+		t += s.Network.Before
+	}
+	return stepFloor(t)
+}
+
 // ServiceMean is queue + compute (the service's own mean time).
 func (s Subject) ServiceMean() Pair {
 	return Pair{s.Queue.Before + s.Compute.Before, s.Queue.Now + s.Compute.Now}

@@ -66,28 +66,34 @@ func (rc *RecentChange) what() string {
 // recentChange finds, in one subject's series, the trailing run of points past the line against
 // the subject's level: the level is the median of its points in (from − span, to] (span = the
 // window's length × (recentLevelFactor − 1)), a point is past the line at line × the level
-// (riseRatio: the segment rule) and riseAbs above it, and the run must reach the last point of
+// (riseRatio: the segment rule) and the step floor above it (stepFloor of the level of base, the
+// subject's time per request, or of v's own where base is nil), and the run must reach the last point of
 // the window (the change is still on when asked). It returns the run's first point and the mean of
 // the run; ok is false when there is no such run or it starts at or before from (the change is
 // older than the window: the window's means already describe it).
-func recentChange(t []int64, v []float64, from, to time.Time, line float64) (at time.Time, level, now float64, points int, ok bool) {
+func recentChange(t []int64, v, base []float64, from, to time.Time, line float64) (at time.Time, level, now float64, points int, ok bool) {
 	span := to.Sub(from) * (recentLevelFactor - 1)
 	lo, f, hi := from.Add(-span).UnixMilli(), from.UnixMilli(), to.UnixMilli()
 	var idx []int
-	var vals []float64
+	var vals, bases []float64
 	for i, ts := range t {
 		if ts > lo && ts <= hi && i < len(v) && finite(v[i]) {
 			idx = append(idx, i)
 			vals = append(vals, v[i])
+			if i < len(base) && finite(base[i]) {
+				bases = append(bases, base[i])
+			}
 		}
 	}
 	if len(vals) < 6 {
 		return time.Time{}, 0, 0, 0, false
 	}
-	sorted := slices.Clone(vals)
-	sort.Float64s(sorted)
-	level = sorted[len(sorted)/2]
-	high := func(x float64) bool { return x >= line*level && x-level >= riseAbs }
+	level = median(vals)
+	floor := stepFloor(level)
+	if base != nil {
+		floor = stepFloor(median(bases))
+	}
+	high := func(x float64) bool { return x >= line*level && x-level >= floor }
 	start := len(vals)
 	for start > 0 && high(vals[start-1]) {
 		start--
@@ -97,6 +103,16 @@ func recentChange(t []int64, v []float64, from, to time.Time, line float64) (at 
 		return time.Time{}, level, 0, 0, false
 	}
 	return time.UnixMilli(t[idx[start]]).UTC(), level, mean(vals[start:]), len(vals) - start, true
+}
+
+// median is the middle value of xs (the upper of the two middle ones), NaN for none.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	sorted := slices.Clone(xs)
+	sort.Float64s(sorted)
+	return sorted[len(sorted)/2]
 }
 
 // recentSpan is the window compared after a change point at `at`: from one step before it (the
@@ -141,13 +157,13 @@ func findRecent(ctx context.Context, e *engine.Engine, o Options) (*RecentChange
 	if best := strongestChange(p95, p95Keys, o, "P95"); best != nil {
 		return best, r.rng.MinStep, r.rd.Queries, nil
 	}
-	if best := segmentChange(r, res.Series, o); best != nil {
+	if best := segmentChange(r, res.Series, times, o); best != nil {
 		return best, r.rng.MinStep, r.rd.Queries, nil
 	}
 	// Last, a smaller step of the time per request: the decomposition's own line for a latency
 	// change (totalRise), held for segmentPoints points (one point past 1.2× is within the noise
 	// of a two-minute mean).
-	return strongestChangePast(times, timeKeys, o, "", totalRise, segmentPoints), r.rng.MinStep, r.rd.Queries, nil
+	return strongestChangePast(times, nil, timeKeys, o, "", totalRise, segmentPoints), r.rng.MinStep, r.rd.Queries, nil
 }
 
 // segmentChange looks for the change in one segment of the split where neither the time per
@@ -155,11 +171,11 @@ func findRecent(ctx context.Context, e *engine.Engine, o Options) (*RecentChange
 // while the total moves by a tenth. Such a change is taken only when it has held for
 // segmentPoints points: with the total flat, one point past the line is as likely the noise
 // of a small mean.
-func segmentChange(r *reader, series []engine.Series, o Options) *RecentChange {
+func segmentChange(r *reader, series []engine.Series, times map[string]*engine.Series, o Options) *RecentChange {
 	var best *RecentChange
 	for _, name := range []string{"queue", "network"} {
 		part, keys := r.subjectSum(series, name)
-		rc := strongestChangePast(part, keys, o, name+" time per request", riseRatio, segmentPoints)
+		rc := strongestChangePast(part, times, keys, o, name+" time per request", riseRatio, segmentPoints)
 		if rc == nil {
 			continue
 		}
@@ -176,15 +192,23 @@ const segmentPoints = 2
 // strongestChange is the recent change of the subject whose points rose most against their
 // level, nil if none; signal names the series ("" for the time per request).
 func strongestChange(total map[string]*engine.Series, keys []string, o Options, signal string) *RecentChange {
-	return strongestChangePast(total, keys, o, signal, riseRatio, 1)
+	return strongestChangePast(total, nil, keys, o, signal, riseRatio, 1)
 }
 
 // strongestChangePast is strongestChange with the line at line × the level and at least
-// minPoints points past it.
-func strongestChangePast(total map[string]*engine.Series, keys []string, o Options, signal string, line float64, minPoints int) *RecentChange {
+// minPoints points past it; the step floor is a share of each subject's series in base (its
+// time per request, for a segment's series) or, where base is nil, of its own.
+func strongestChangePast(total, base map[string]*engine.Series, keys []string, o Options, signal string, line float64, minPoints int) *RecentChange {
 	var best *RecentChange
 	for _, k := range keys {
-		at, level, now, n, ok := recentChange(total[k].T, total[k].V, o.From, o.To, line)
+		var b []float64
+		if base != nil {
+			b = []float64{} // a subject without a time per request gets the widest floor
+			if s, ok := base[k]; ok {
+				b = s.V
+			}
+		}
+		at, level, now, n, ok := recentChange(total[k].T, total[k].V, b, o.From, o.To, line)
 		if !ok || n < minPoints {
 			continue
 		}

@@ -27,7 +27,8 @@ func flat(n int, x float64) []float64 {
 }
 
 // TestRecentChange: the change point inside a short window is the first point of the trailing
-// run past the segment rule (1.5× the level and 5 ms above it) that reaches the window's end.
+// run past the segment rule (1.5× the level and its step floor above it) that reaches the
+// window's end.
 func TestRecentChange(t *testing.T) {
 	to := time.Date(2026, 11, 23, 4, 15, 0, 0, time.UTC)
 	from := to.Add(-15 * time.Minute)
@@ -43,14 +44,15 @@ func TestRecentChange(t *testing.T) {
 		{"one minute: a change one point old", append(flat(29, 0.020), 0.050), true, to, 1, 0.020},
 		{"five minutes rising", append(flat(25, 0.020), 0.035, 0.05, 0.07, 0.08, 0.09), true, to.Add(-4 * time.Minute), 5, 0.020},
 		{"nothing changed", flat(30, 0.020), false, time.Time{}, 0, 0},
-		{"under the absolute line (1 ms → 4 ms)", append(flat(28, 0.001), 0.004, 0.004), false, time.Time{}, 0, 0},
+		{"under the step floor (0.5 ms → 0.9 ms, under 1 ms)", append(flat(28, 0.0005), 0.0009, 0.0009), false, time.Time{}, 0, 0},
+		{"a fast service's step (1 ms → 4 ms: its floor is 1 ms)", append(flat(28, 0.001), 0.004, 0.004), true, to.Add(-time.Minute), 2, 0.001},
 		{"under the ratio (×1.4)", append(flat(28, 0.020), 0.028, 0.028), false, time.Time{}, 0, 0},
 		{"recovered before the window's end", append(append(flat(24, 0.020), 0.06, 0.06, 0.06), 0.02, 0.02, 0.02), false, time.Time{}, 0, 0},
 		{"older than the window: the window's means describe it", append(flat(12, 0.020), flat(18, 0.060)...), false, time.Time{}, 0, 0},
 	}
 	for _, c := range cases {
 		tt, vv := series(to, c.vals...)
-		at, level, now, n, ok := recentChange(tt, vv, from, to, riseRatio)
+		at, level, now, n, ok := recentChange(tt, vv, nil, from, to, riseRatio)
 		if ok != c.ok {
 			t.Errorf("%s: ok %v, want %v (at %s level %g)", c.name, ok, c.ok, at, level)
 			continue
@@ -78,7 +80,7 @@ func TestRecentSpanComparesAfterTheChange(t *testing.T) {
 	if r := ratio(whole.Now, whole.Before); r >= riseRatio {
 		t.Fatalf("whole window: %.2f×, the test wants a change the window's mean hides", r)
 	}
-	at, _, _, _, ok := recentChange(tt, vv, from, to, riseRatio)
+	at, _, _, _, ok := recentChange(tt, vv, nil, from, to, riseRatio)
 	if !ok {
 		t.Fatal("no change point")
 	}
@@ -87,7 +89,7 @@ func TestRecentSpanComparesAfterTheChange(t *testing.T) {
 		t.Fatalf("span %v, want %v", sp, want)
 	}
 	after := pointsPair(tt, vv, sp.Start.Add(-time.Hour), sp.Start, sp.End, mean)
-	if r := ratio(after.Now, after.Before); r < riseRatio || after.Now-after.Before < riseAbs {
+	if r := ratio(after.Now, after.Before); r < riseRatio || after.Now-after.Before < stepFloor(after.Before) {
 		t.Errorf("after the change: %.2f× (%g → %g), want past the segment rule", r, after.Before, after.Now)
 	}
 	// A change point at the window's last point still leaves minWindow to compare.
@@ -226,6 +228,10 @@ func TestSegmentChange(t *testing.T) {
 		lbl := map[string]string{"instance": "node-c:8000", "version": "v1"}
 		return []engine.Series{{Name: "queue", Labels: lbl, T: tq, V: q}, {Name: "compute", Labels: lbl, T: tc, V: c}}
 	}
+	segmentChange := func(r *reader, series []engine.Series, o Options) *RecentChange {
+		times, _ := r.subjectTimes(series)
+		return segmentChange(r, series, times, o)
+	}
 	rc := segmentChange(r, split(0.34, 0.34, 0.34, 0.34), o)
 	if rc == nil || rc.Signal != "queue time per request" || rc.Points != 4 || rc.Where != "m v1 on node-c:8000" {
 		t.Fatalf("queue step: %+v", rc)
@@ -239,6 +245,25 @@ func TestSegmentChange(t *testing.T) {
 	if rc := segmentChange(r, split(), o); rc != nil {
 		t.Errorf("a flat queue changed: %+v", rc)
 	}
+
+	// The floor is a share of the subject's time: a queue 2 ms → 5 ms (2.5×, 3 ms) is a change on
+	// a 20 ms embedder (15 % on every request, past its floor of 2.2 ms), none on a 3.7 s
+	// generation (under 5 ms).
+	fast := func(compute float64, queueTail ...float64) []engine.Series {
+		tq, q := series(to, append(flat(30-len(queueTail), 0.002), queueTail...)...)
+		tc, c := series(to, flat(30, compute)...)
+		lbl := map[string]string{"instance": "node-a:8000", "version": "v1"}
+		return []engine.Series{{Name: "queue", Labels: lbl, T: tq, V: q}, {Name: "compute", Labels: lbl, T: tc, V: c}}
+	}
+	if rc := segmentChange(r, fast(0.020, 0.005, 0.005, 0.005), o); rc == nil || rc.Points != 3 || rc.Signal != "queue time per request" {
+		t.Errorf("a 3 ms queue step on a 22 ms service: %+v", rc)
+	}
+	if rc := segmentChange(r, fast(3.68, 0.005, 0.005, 0.005), o); rc != nil {
+		t.Errorf("a 3 ms queue step on a 3.7 s service taken: %+v", rc)
+	}
+	if rc := segmentChange(r, fast(0.020, 0.004, 0.004, 0.004), o); rc != nil {
+		t.Errorf("a 2 ms queue step (under a tenth of 22 ms) taken: %+v", rc)
+	}
 }
 
 // TestFindSmallerStepOfTheTotal: a time per request that stepped 1.3× (under the segment rule's
@@ -251,12 +276,12 @@ func TestFindSmallerStepOfTheTotal(t *testing.T) {
 	if rc := strongestChange(total, []string{"m v1 on a"}, o, ""); rc != nil {
 		t.Fatalf("1.3× past the 1.5× line: %+v", rc)
 	}
-	rc := strongestChangePast(total, []string{"m v1 on a"}, o, "", totalRise, segmentPoints)
+	rc := strongestChangePast(total, nil, []string{"m v1 on a"}, o, "", totalRise, segmentPoints)
 	if rc == nil || rc.Points != 4 || math.Abs(rc.Now/rc.Level-1.3) > 1e-9 {
 		t.Fatalf("1.3× step: %+v", rc)
 	}
 	tt, vv = series(to, append(flat(29, 0.040), 0.052)...)
-	if rc := strongestChangePast(map[string]*engine.Series{"m v1 on a": {T: tt, V: vv}}, []string{"m v1 on a"}, o, "", totalRise, segmentPoints); rc != nil {
+	if rc := strongestChangePast(map[string]*engine.Series{"m v1 on a": {T: tt, V: vv}}, nil, []string{"m v1 on a"}, o, "", totalRise, segmentPoints); rc != nil {
 		t.Errorf("one point taken: %+v", rc)
 	}
 }

@@ -52,12 +52,17 @@ const (
 // MinScore: causes below it have no real evidence and are not listed.
 const MinScore = 0.05
 
-// segmentRise is the derive package's rule: a segment rises when it is 1.5× its reference and
-// at least 5 ms above it.
-const (
-	riseRatio = 1.5
-	riseAbs   = 0.005
-)
+// The segment rule is the derive package's (the split's regimes read the same): a segment rises
+// when it is riseRatio× its reference and at least stepFloor above it.
+const riseRatio = 1.5
+
+var splitRule = derive.DefaultSplitOptions()
+
+// stepFloor is the smallest step that counts on a subject whose time per request was total
+// seconds before: 5 ms, or a tenth of a fast service's time, never under 1 ms
+// (derive.SplitOptions.RiseFloor). A 3 ms queue step on a 20 ms embedder is 15 % on every
+// request; on a 2 s generation it is noise.
+func stepFloor(total float64) float64 { return splitRule.RiseFloor(total) }
 
 // grade maps x linearly from 0 at lo to 1 at hi (clamped); NaN grades 0.
 func grade(x, lo, hi float64) float64 {
@@ -908,8 +913,9 @@ func subjectCauses(rd *Readings, raw, s Subject, in *Instance, th Thresholds, le
 	nShare := ratio(s.Network.Now, s.Network.Now+svc.Now)
 	svcSteady := ratio(svc.Now, svc.Before) < riseRatio
 	nr := ratio(s.Network.Now, s.Network.Before)
-	if sc := 0.4*grade(rise, riseAbs, 0.05) + 0.3*grade(nShare, 0.3, 0.7)*b2f(rise > 0) +
-		0.3*grade(nr, riseRatio, 3)*b2f(rise >= riseAbs && svcSteady); sc > 0 {
+	floor := s.floor()
+	if sc := 0.4*grade(rise, floor, 0.05) + 0.3*grade(nShare, 0.3, 0.7)*b2f(rise > 0) +
+		0.3*grade(nr, riseRatio, 3)*b2f(rise >= floor && svcSteady); sc > 0 {
 		if !svcSteady {
 			sc *= 0.7 // the service slowed down too: the network is not alone
 		}
@@ -938,7 +944,7 @@ func subjectCauses(rd *Readings, raw, s Subject, in *Instance, th Thresholds, le
 func queueCause(s Subject, in *Instance, th Thresholds, half float64, who string) (candidate, bool) {
 	svc := s.ServiceMean()
 	qr := ratio(s.Queue.Now, s.Queue.Before)
-	qRising := qr >= riseRatio && s.Queue.Now-s.Queue.Before >= riseAbs
+	qRising := qr >= riseRatio && s.Queue.Now-s.Queue.Before >= s.floor()
 	share := Pair{ratio(s.Queue.Before, svc.Before), ratio(s.Queue.Now, svc.Now)}
 	sc := (0.55*grade(qr, riseRatio, 5)*b2f(qRising) + 0.4*grade(share.Now, 0.45, th.QueueShare+0.15)) * half
 	if !(sc > 0) {
@@ -985,7 +991,7 @@ func backlogReason(in *Instance) (Pair, string) {
 func computeCauses(rd *Readings, s Subject, in *Instance, th Thresholds, half float64, who, lead string) []candidate {
 	svc := s.ServiceMean()
 	cr := ratio(s.Compute.Now, s.Compute.Before)
-	cRising := cr >= riseRatio && s.Compute.Now-s.Compute.Before >= riseAbs
+	cRising := cr >= riseRatio && s.Compute.Now-s.Compute.Before >= s.floor()
 	mp := memoryPressure(rd, in, th)
 	memW := 0.5
 	if cRising {

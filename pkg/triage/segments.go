@@ -45,13 +45,13 @@ var segmentOf = map[string]string{
 }
 
 // Lines of a latency change: the total (queue + compute + network) grows by at least
-// totalRise× and riseAbs, and the leading segment by at least riseAbs. Below them nothing
-// leads and every cause stands on its own evidence.
+// totalRise× and the step floor (stepFloor of its time before), and the leading segment by at
+// least that floor. Below them nothing leads and every cause stands on its own evidence.
 const totalRise = 1.2
 
 // A change confined to a share of the requests (one client's long inputs, one GPU of several)
-// lifts the P95 past the latency alert's P1 line (tailLine×, and riseAbs) before the mean
-// moves by riseAbs: the P95's rise then stands for the total's, provided the mean rose too (by
+// lifts the P95 past the latency alert's P1 line (tailLine×, and the floor) before the mean
+// moves by the floor: the P95's rise then stands for the total's, provided the mean rose too (by
 // tailMean×), and the segment holding at least tailShare of the mean's rise leads.
 const (
 	tailLine  = 1.5
@@ -61,7 +61,7 @@ const (
 
 // tailRise says whether the subject's change is confined to a share of its requests (above).
 func tailRise(s Subject, total Pair) bool {
-	return ratio(s.P95.Now, s.P95.Before) >= tailLine && s.P95.Now-s.P95.Before >= riseAbs &&
+	return ratio(s.P95.Now, s.P95.Before) >= tailLine && s.P95.Now-s.P95.Before >= stepFloor(total.Before) &&
 		ratio(total.Now, total.Before) >= tailMean
 }
 
@@ -72,7 +72,7 @@ type segPart struct {
 }
 
 // confinedRise says whether the subject's change is confined to one segment: that segment
-// stepped past the segment rule (riseRatio× and riseAbs) and holds tailShare of the total's rise,
+// stepped past the segment rule (riseRatio× and the floor) and holds tailShare of the total's rise,
 // and the total rose by tailMean×. Where one segment is a small part of the time (a queue of
 // 70 ms before 2.3 s of compute), it can grow severalfold while the total stays under its
 // totalRise line: the change is still the segment's, and its causes explain it.
@@ -83,7 +83,7 @@ func confinedRise(parts []segPart, total Pair) bool {
 	}
 	for _, x := range parts {
 		dx := x.p.Now - x.p.Before
-		if finite(dx) && dx >= riseAbs && dx >= tailShare*change && ratio(x.p.Now, x.p.Before) >= riseRatio {
+		if finite(dx) && dx >= stepFloor(total.Before) && dx >= tailShare*change && ratio(x.p.Now, x.p.Before) >= riseRatio {
 			return true
 		}
 	}
@@ -127,8 +127,9 @@ func decompose(s Subject, who string) decomp {
 		d.total = nanPair()
 	}
 	change := d.total.Now - d.total.Before
-	grew := finite(change) && change >= riseAbs && ratio(d.total.Now, d.total.Before) >= totalRise
-	segLine := riseAbs
+	floor := stepFloor(d.total.Before)
+	grew := finite(change) && change >= floor && ratio(d.total.Now, d.total.Before) >= totalRise
+	segLine := floor
 	if !grew && (tailRise(s, d.total) || confinedRise(parts, d.total)) {
 		grew, segLine = true, tailShare*change
 	}

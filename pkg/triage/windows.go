@@ -54,7 +54,8 @@ type change struct {
 }
 
 // changePoints finds the stretches of one subject's series where its time is at least riseRatio
-// times its median over [from, to] and riseAbs above it, for at least two points in a row.
+// times its median over [from, to] and the step floor (stepFloor of that median) above it, for
+// at least two points in a row.
 func changePoints(t []int64, v []float64, from, to time.Time, where string) []change {
 	var in []float64
 	for i, ts := range t {
@@ -68,6 +69,7 @@ func changePoints(t []int64, v []float64, from, to time.Time, where string) []ch
 	sorted := slices.Clone(in)
 	sort.Float64s(sorted)
 	med := sorted[len(sorted)/2]
+	floor := stepFloor(med)
 	var out []change
 	var cur *change
 	run := 0
@@ -75,7 +77,7 @@ func changePoints(t []int64, v []float64, from, to time.Time, where string) []ch
 		if ts <= from.UnixMilli() || ts > to.UnixMilli() || i >= len(v) {
 			continue
 		}
-		high := finite(v[i]) && v[i] >= riseRatio*med && v[i]-med >= riseAbs
+		high := finite(v[i]) && v[i] >= riseRatio*med && v[i]-med >= floor
 		switch {
 		case high && cur == nil:
 			cur, run = &change{Span: Span{time.UnixMilli(ts).UTC(), time.UnixMilli(ts).UTC()}, peak: v[i] / med, where: where}, 1

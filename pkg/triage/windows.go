@@ -66,9 +66,7 @@ func changePoints(t []int64, v []float64, from, to time.Time, where string) []ch
 	if len(in) < 4 {
 		return nil
 	}
-	sorted := slices.Clone(in)
-	sort.Float64s(sorted)
-	med := sorted[len(sorted)/2]
+	med := median(in)
 	floor := stepFloor(med)
 	var out []change
 	var cur *change

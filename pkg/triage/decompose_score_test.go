@@ -473,9 +473,27 @@ func TestScoreStandingMemoryIsNotASymptom(t *testing.T) {
 	if !strings.Contains(strings.Join(r.Notices, "\n"), "stood above the 85 % warning line") {
 		t.Errorf("no standing note: %v", r.Notices)
 	}
+	// Memory that rose past the warning line while the model's requests there show nothing
+	// (GPU series carry no model: it may be another model's) is a note, and the summary says it.
 	rd = readings("", func(_ *Subject, in *Instance) { in.GPUMem, in.GPUMemPeak = Pair{0.80, 0.88}, 0.885 })
+	r = Score(rd, DefaultThresholds())
+	if r.Verdict != Healthy || !strings.Contains(r.Summary, "GPU memory on node-a is past its line, but none of its requests there show it") ||
+		!strings.Contains(strings.Join(r.Notices, "\n"), "m's own requests on node-a:8000 show no sign of it") {
+		t.Errorf("unfelt memory: %s: %s %v", r.Verdict, r.Summary, r.Notices)
+	}
+	// The same memory while the model's service time on the instance rose 1.15× is its sign.
+	rd = readings("", func(s *Subject, in *Instance) {
+		in.GPUMem, in.GPUMemPeak = Pair{0.80, 0.88}, 0.885
+		s.Compute.Now = s.Compute.Before * 1.2
+	})
 	if r := Score(rd, DefaultThresholds()); r.Verdict == Healthy {
-		t.Errorf("memory that rose past the warning line reads healthy: %s", r.Summary)
+		t.Errorf("memory that rose past the warning line with the model slower reads healthy: %s", r.Summary)
+	}
+	// A node question (a GPU alert's) is about the memory itself: always a symptom there.
+	rd = readings("", func(_ *Subject, in *Instance) { in.GPUMem, in.GPUMemPeak = Pair{0.80, 0.88}, 0.885 })
+	nr := &NodeReadings{Node: "node-a", Window: rd.Window, Before: rd.Before, Models: []*Readings{rd}}
+	if r := ScoreNode(nr, DefaultThresholds()); r.Verdict == Healthy {
+		t.Errorf("a node question with its memory past the line reads healthy: %s", r.Summary)
 	}
 }
 

@@ -72,7 +72,7 @@ func gather(q question, rds []*Readings, th Thresholds) gathered {
 		}
 		all = append(all, local...)
 		g.subjects += len(rd.Subjects)
-		for _, s := range symptomsOf(rd, th) {
+		for _, s := range symptomsOf(rd, th, !q.byNode) {
 			if q.byNode && !strings.HasPrefix(s, "GPU memory") {
 				s = rd.Model + ": " + s
 			}
@@ -82,6 +82,11 @@ func gather(q question, rds []*Readings, th Thresholds) gathered {
 		}
 		for _, n := range standingNotes(rd, th) {
 			g.notes = appendUnique(g.notes, n)
+		}
+		if !q.byNode {
+			for _, n := range unfeltNotes(rd, th) {
+				g.notes = appendUnique(g.notes, n)
+			}
 		}
 		for _, u := range unknownAge(rd) {
 			g.notes = appendUnique(g.notes, fmt.Sprintf("versions %s of %s: neither was deployed in the %s before the window, so triage cannot tell which is new and does not compare them (inferscope gate compares versions)",

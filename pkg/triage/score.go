@@ -3,6 +3,7 @@ package triage
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -205,7 +206,7 @@ func score(q question, rds []*Readings, th Thresholds) Report {
 		r.Confidence = c.Confidence
 	case len(g.symptoms) == 0 && (top < th.AnomalyLow || onlyUnseen(r.Causes, th)):
 		r.Verdict = Healthy
-		r.Summary = healthySummary(q, rds, g.subjects)
+		r.Summary = healthySummary(q, rds, g.subjects, th)
 		if top >= th.AnomalyLow {
 			r.Summary += "; a hardware event on its node shows in none of its requests (listed below for the node's owners: " + r.Causes[0].Summary + ")"
 		}
@@ -291,7 +292,7 @@ func (q question) causes(best map[string]candidate) []Cause {
 }
 
 // healthySummary says why nothing is wrong: nothing was served, or everything is within limits.
-func healthySummary(q question, rds []*Readings, subjects int) string {
+func healthySummary(q question, rds []*Readings, subjects int, th Thresholds) string {
 	switch {
 	case subjects == 0 && q.byNode:
 		return fmt.Sprintf("no model was served on %s in the window or the hour before: nothing to diagnose", q.node)
@@ -300,6 +301,18 @@ func healthySummary(q question, rds []*Readings, subjects int) string {
 	case q.byNode:
 		return fmt.Sprintf("%s looks healthy: the models served there (%s) are within their limits for latency, errors, jitter and GPU memory and no change against the hour before crosses its line",
 			q.subject(), strings.Join(modelNames(rds), ", "))
+	}
+	var unfelt []string
+	for _, rd := range rds {
+		for _, in := range rd.Instances {
+			if unfeltMemory(rd, in, th) && !slices.Contains(unfelt, in.Node) {
+				unfelt = append(unfelt, in.Node)
+			}
+		}
+	}
+	if len(unfelt) > 0 {
+		return fmt.Sprintf("%s looks healthy: latency, errors and jitter are within their limits and no change against the hour before crosses its line; GPU memory on %s is past its line, but none of its requests there show it (see the notices)",
+			q.subject(), strings.Join(unfelt, ", "))
 	}
 	return fmt.Sprintf("%s looks healthy: latency, errors, jitter and GPU memory are within their limits and no change against the hour before crosses its line", q.subject())
 }
@@ -1159,7 +1172,9 @@ func phaseGrowth(s Subject) string {
 }
 
 // symptomsOf lists what is out of line whatever the cause (the verdict's "something is wrong").
-func symptomsOf(rd *Readings, th Thresholds) []string {
+// In a model's question (modelQuestion) a node's GPU memory that the model's own requests there
+// show no sign of is no symptom of the model (unfeltMemory).
+func symptomsOf(rd *Readings, th Thresholds, modelQuestion bool) []string {
 	var out []string
 	add := func(s string) {
 		for _, x := range out {
@@ -1193,6 +1208,9 @@ func symptomsOf(rd *Readings, th Thresholds) []string {
 		}
 	}
 	for _, in := range rd.Instances {
+		if modelQuestion && unfeltMemory(rd, in, th) {
+			continue
+		}
 		if finite(in.KVCache.Now) {
 			if in.KVCache.Now > th.KVCacheWarn {
 				add(fmt.Sprintf("KV cache %.0f %% on %s", in.KVCache.Now*100, in.Name))
@@ -1216,6 +1234,36 @@ func symptomsOf(rd *Readings, th Thresholds) []string {
 // change asked about; memory that rose past the line, or past the critical one, still is.
 func standingMemory(in Instance, th Thresholds) bool {
 	return in.GPUMem.Before > th.GPUMemWarn && in.GPUMem.Now <= th.GPUMemCrit && in.GPUMem.Now-in.GPUMem.Before < 0.02
+}
+
+// memoryPast says whether the node's GPU memory is past its lines as a symptom counts it: risen
+// past the warning line (not standing there), or peaked past the critical one. The KV cache,
+// where the server reports it, is the model's own and is read instead.
+func memoryPast(in Instance, th Thresholds) bool {
+	return !finite(in.KVCache.Now) && (in.GPUMem.Now > th.GPUMemWarn && !standingMemory(in, th) || in.GPUMemPeak > th.GPUMemCrit)
+}
+
+// unfeltMemory: the node's GPU memory is past its lines while the model's own requests on the
+// instance show no sign of anything (ownSign: no slowdown, no fallback, no errors) and the
+// instance did not warm up in the window. GPU series carry no model, so the memory may be another
+// model's on the same node, and the GPU memory alert covers the node: for the model it is a
+// note, as a co-tenant's idle GPU or a hardware event its requests do not feel is, not a sign
+// that the model is unwell. A warming instance's requests are dropped by the warm-up filter, so
+// they cannot show it: an upgrade that needs more memory climbs while it warms up.
+func unfeltMemory(rd *Readings, in Instance, th Thresholds) bool {
+	return memoryPast(in, th) && !ownSign(rd, &in) && warmFraction(in.Warmup, rd.Window.Start, rd.Window.End) == 0
+}
+
+// unfeltNotes say, for a model's question, whose GPU memory is past its lines unfelt.
+func unfeltNotes(rd *Readings, th Thresholds) []string {
+	var out []string
+	for _, in := range rd.Instances {
+		if unfeltMemory(rd, in, th) {
+			out = append(out, fmt.Sprintf("GPU memory on %s is at %.0f %% (peak %.0f %%, %.0f %% in the hour before), but %s's own requests on %s show no sign of it (no slowdown, no fallback, no errors): GPU series carry no model, so it may be another model's; the GPU memory alert covers the node",
+				in.Node, in.GPUMem.Now*100, in.GPUMemPeak*100, in.GPUMem.Before*100, rd.Model, in.Name))
+		}
+	}
+	return out
 }
 
 // standingNotes say which nodes' GPU memory stood above the warning line before the window.

@@ -56,6 +56,19 @@ func (e *Engine) NetworkSource() (what string, ok bool) {
 // gateway histogram does, a configured gateway only when its mapping gives the instance.
 func (e *Engine) NetworkPerInstance() bool { return e.Gateway == nil || e.Gateway.HasInstance() }
 
+// ErrorsPerModel reports whether the error counter the engine reads carries the model: a
+// host-wide counter (TorchServe's Requests5XX) does not, and its ratio is every model's on the
+// instance (the traffic type says so in a notice).
+func (e *Engine) ErrorsPerModel() bool {
+	if e.Present != nil {
+		if m, ok, _ := e.Profile.Resolve(profile.Errors, e.Present); ok {
+			return !m.PerInstance
+		}
+	}
+	ms, _ := e.Profile.Measures(profile.Errors)
+	return len(ms) == 0 || !ms[0].PerInstance
+}
+
 func gatewayPresent(g *gateway.Gateway, present map[string]bool) bool {
 	return present[g.Metric+"_sum"] && present[g.Metric+"_count"]
 }

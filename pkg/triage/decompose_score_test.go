@@ -217,7 +217,27 @@ func TestScoreHardwareOfAnotherModel(t *testing.T) {
 	if c := cause(t, &r, CauseHardware); strings.Contains(c.Summary, "weighed half") {
 		t.Errorf("the model's own slowdown shows the event, yet it is weighed half: %q", c.Summary)
 	}
+
+	// An XID on node-a while the instance's errors doubled: the model's own sign where the error
+	// counter is the model's, every model's on the instance where it carries no model
+	// (TorchServe's Requests5XX): there another model's failing GPU is no sign of this model's.
+	xidErrors := func(hostWide bool) Report {
+		rd := readings("", func(s *Subject, in *Instance) {
+			in.XID = Pair{0, 1}
+			s.ErrorRatio = Pair{0.004, 0.02}
+		})
+		rd.ErrorsOfInstance = hostWide
+		return Score(rd, DefaultThresholds())
+	}
+	if c := cause(t, ptr(xidErrors(false)), CauseHardware); strings.Contains(c.Summary, "weighed half") {
+		t.Errorf("the model's own errors doubled, yet the XID is weighed half: %q", c.Summary)
+	}
+	if c := cause(t, ptr(xidErrors(true)), CauseHardware); !strings.Contains(c.Summary, "weighed half") {
+		t.Errorf("host-wide errors counted as the model's own sign: %q", c.Summary)
+	}
 }
+
+func ptr[T any](x T) *T { return &x }
 
 // TestScoreChangeInAShareOfTheRequests: a fifth of the requests carry inputs four times longer.
 // The P95 rises 1.6× while the mean compute grows 3 ms (1.25×): under the total's 5 ms line, so
@@ -671,5 +691,62 @@ func TestScoreFastServiceStep(t *testing.T) {
 	}), DefaultThresholds())
 	if r.Lead != "" || r.Verdict == Diagnosed {
 		t.Errorf("a 3 ms queue step on a 400 ms service led %q: %s %s", r.Lead, r.Verdict, causeList(&r))
+	}
+}
+
+// TestScoreKVExhaustionExplainsTheQueue: the KV cache of node-a fills (20 % → 98 %) and 8.6 % of
+// the requests are preempted; compute rises 1.36× (under its 1.5× line) while the queue, where
+// the preempted requests wait again, grows 4.6× and leads the change. The exhaustion explains
+// the queue: it ranks first, and the queue, its symptom, is weighed down. Without preemptions
+// the queue's own causes keep it.
+func TestScoreKVExhaustionExplainsTheQueue(t *testing.T) {
+	kv := func(preempted float64) Report {
+		return Score(readings("", func(s *Subject, in *Instance) {
+			s.Queue, s.Compute, s.Network = Pair{0.0129, 0.0596}, Pair{0.0641, 0.0874}, nanPair()
+			s.P95, s.BaselineRatio = Pair{0.163, 0.342}, 1.9
+			in.QueueDepth, in.Waiting = Pair{0.2, 0.93}, Pair{0.2, 0.93}
+			in.KVCache, in.KVCachePeak = Pair{0.204, 0.98}, 0.98
+			in.Preemption, in.PreemptionPeak = Pair{0.001, preempted}, preempted
+		}), DefaultThresholds())
+	}
+	r := kv(0.086)
+	t.Logf("preempting: %s %s lead %q: %s", r.Verdict, causeList(&r), r.Lead, r.Summary)
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseKVCache || r.Lead != SegQueue {
+		t.Errorf("want the KV cache first under the queue's lead: %s %s lead %q", r.Verdict, causeList(&r), r.Lead)
+	}
+	if c := cause(t, &r, CauseQueue); !strings.Contains(c.Summary, "weighed down: the KV cache of node-a:8000 is exhausted") {
+		t.Errorf("the queue is not weighed down: %q", c.Summary)
+	}
+	r = kv(0.001)
+	t.Logf("no preemptions: %s %s", r.Verdict, causeList(&r))
+	if len(r.Causes) > 0 && r.Causes[0].ID == CauseKVCache {
+		t.Errorf("a full cache without preemptions explained the queue: %s", causeList(&r))
+	}
+}
+
+// TestScoreStandingMemoryExplainsNoComputeRise: GPU memory at 86.6 % in the hour before and now
+// (a server that sizes its cache to the card at start) while compute rises 3.5×: the memory
+// explains no change, so the rise is "compute" (the cause not among the signals measured), the
+// memory a candidate under the diagnosis line. Memory that climbed to the same level explains it.
+func TestScoreStandingMemoryExplainsNoComputeRise(t *testing.T) {
+	rise := func(memBefore float64) Report {
+		return Score(readings("", func(s *Subject, in *Instance) {
+			s.Compute, s.Queue, s.Network = Pair{2.28, 8.06}, Pair{0.07, 0.088}, nanPair()
+			s.P95, s.BaselineRatio = Pair{4.07, 14.8}, 2.7
+			in.GPUMem, in.GPUMemPeak = Pair{memBefore, 0.866}, 0.866
+		}), DefaultThresholds())
+	}
+	r := rise(0.866)
+	t.Logf("standing: %s %s", r.Verdict, causeList(&r))
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseCompute {
+		t.Errorf("want compute first: %s %s", r.Verdict, causeList(&r))
+	}
+	if c := cause(t, &r, CauseComputeMemory); c.Score >= DefaultThresholds().DiagnosedScore {
+		t.Errorf("standing memory diagnosed the rise: %v %q", c.Score, c.Summary)
+	}
+	r = rise(0.6)
+	t.Logf("climbed: %s %s", r.Verdict, causeList(&r))
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseComputeMemory {
+		t.Errorf("memory that climbed to 87 %% does not explain the rise: %s %s", r.Verdict, causeList(&r))
 	}
 }

@@ -68,7 +68,7 @@ func gather(q question, rds []*Readings, th Thresholds) gathered {
 			}
 		}
 		for i := range local {
-			weigh(&local[i], rd, leads, top)
+			weigh(&local[i], rd, leads, top, th)
 		}
 		all = append(all, local...)
 		g.subjects += len(rd.Subjects)
@@ -157,7 +157,9 @@ func (g *gathered) own(q question, rd *Readings, in *Instance, c candidate) (can
 }
 
 // ownSign says whether the model's own requests on the instance show a GPU going wrong: a
-// fallback share of 1 % or more, a service time 10 % above its reference, or errors doubling.
+// fallback share of 1 % or more, a service time 10 % above its reference, or errors doubling
+// where the error counter is the model's own (a host-wide one counts every model's errors on the
+// instance: another model's failing GPU is no sign of this model's).
 func ownSign(rd *Readings, in *Instance) bool {
 	if in.Fallback.Now >= 0.01 {
 		return true
@@ -168,7 +170,7 @@ func ownSign(rd *Readings, in *Instance) bool {
 		}
 		s, _ := effective(rd, raw)
 		svc := s.ServiceMean()
-		if ratio(svc.Now, svc.Before) >= 1.1 || (s.ErrorRatio.Now >= 0.01 && s.ErrorRatio.Now >= 2*s.ErrorRatio.Before) {
+		if ratio(svc.Now, svc.Before) >= 1.1 || (!rd.ErrorsOfInstance && s.ErrorRatio.Now >= 0.01 && s.ErrorRatio.Now >= 2*s.ErrorRatio.Before) {
 			return true
 		}
 	}
@@ -177,7 +179,7 @@ func ownSign(rd *Readings, in *Instance) bool {
 
 // weigh applies the decomposition: a cause of a segment that did not lead its instance's latency
 // change weighs offLead; an input-length shift under a compute-led change explains it.
-func weigh(c *candidate, rd *Readings, leads map[string]decomp, top *decomp) {
+func weigh(c *candidate, rd *Readings, leads map[string]decomp, top *decomp, th Thresholds) {
 	var d *decomp
 	if c.instance != "" {
 		if x, ok := leads[subjectKey(rd.Model, c.instance)]; ok {
@@ -196,6 +198,8 @@ func weigh(c *candidate, rd *Readings, leads map[string]decomp, top *decomp) {
 	cRose := d.s.Compute.Now-d.s.Compute.Before >= d.s.floor() && ratio(d.s.Compute.Now, d.s.Compute.Before) >= riseRatio
 	switch {
 	case seg == "":
+	case d.lead == SegQueue && (c.id == CauseKVCache || c.id == CauseQueue) && kvExhausted(rd.instance(c.instance), th):
+		explainQueueByKV(c, rd.instance(c.instance))
 	case seg == SegCompute && (d.lead == SegCompute || cRose && d.lead == SegQueue):
 		explainCompute(c, rd, d)
 	case seg != d.lead:
@@ -208,6 +212,21 @@ func weigh(c *candidate, rd *Readings, leads map[string]decomp, top *decomp) {
 		explainQueue(c, rd)
 	case d.lead == SegNetwork && c.id == CauseNetwork:
 		explainNetwork(c, d)
+	}
+}
+
+// explainQueueByKV: under a queue-led change on an instance whose KV cache is exhausted with
+// requests preempted, the exhaustion explains the queue: a preempted request goes back to the
+// waiting queue and waits again (vLLM and SGLang re-queue it), and a full cache admits no new
+// sequence, so the wait grows more than compute. The KV-cache cause is not weighed down, and the
+// queue cause, its symptom, is.
+func explainQueueByKV(c *candidate, in *Instance) {
+	switch c.id {
+	case CauseKVCache:
+		c.summary += "; preempted requests wait in the queue again, which leads the change"
+	case CauseQueue:
+		c.score *= offLead
+		c.summary += fmt.Sprintf(" (weighed down: the KV cache of %s is exhausted and its preempted requests wait again)", in.Name)
 	}
 }
 

@@ -122,6 +122,9 @@ type Readings struct {
 	// NetworkPerModel: the network segment is the model's over all instances (the gateway does
 	// not tell them apart), so the network cause names no instance.
 	NetworkPerModel bool
+	// ErrorsOfInstance: the server's error counter carries no model, so a subject's error ratio
+	// is every model's on its instance, not the model's own (engine.ErrorsPerModel).
+	ErrorsOfInstance bool
 	// Deploys are the model's versions that appeared on its instances in the DeployLookback
 	// before the window or in it; DeploysRead says they could be looked for (the metrics carry
 	// model and version labels).
@@ -174,7 +177,8 @@ func runJobs(ctx context.Context, jobs []func(context.Context) error) error {
 // newReader prepares the grid and rate window of o (completed with defaults).
 func newReader(e *engine.Engine, o Options) *reader {
 	rd := &Readings{Model: o.Model, Version: o.Version, Instance: o.Instance, Node: o.node(), GPU: o.GPU,
-		Window: Span{o.From, o.To}, Before: Span{o.From.Add(-o.Before), o.From}, NetworkPerModel: !e.NetworkPerInstance(), ModelQPS: nanPair()}
+		Window: Span{o.From, o.To}, Before: Span{o.From.Add(-o.Before), o.From}, NetworkPerModel: !e.NetworkPerInstance(),
+		ErrorsOfInstance: !e.ErrorsPerModel(), ModelQPS: nanPair()}
 	total := o.To.Sub(rd.Before.Start)
 	step := max(time.Minute, (total / 600).Truncate(time.Minute))
 	// A 5-minute rate window as the dashboards use; a short window (a restart's first minutes)

@@ -445,15 +445,21 @@ func memoryClimbCause(rd *Readings, in *Instance, th Thresholds) (candidate, boo
 // means of a window it began in barely move, so it is read from the window's highest points.
 // The compute causes read the same cache with the compute rise; the surer of the two stands.
 func kvExhaustedCause(in *Instance, th Thresholds) (candidate, bool) {
-	pre := in.PreemptionPeak - nanZero(in.Preemption.Before)
-	if !(in.KVCachePeak >= th.KVCacheCrit) || !(pre >= preemptLine) {
+	if !kvExhausted(in, th) {
 		return candidate{}, false
 	}
+	pre := in.PreemptionPeak - nanZero(in.Preemption.Before)
 	return candidate{id: CauseKVCache, instance: in.Name, score: 0.6 + 0.3*grade(pre, preemptLine, 10*preemptLine),
 		summary: fmt.Sprintf("the KV cache of %s reached %.1f %% in the window (%.1f %% on average, %.1f %% in the hour before) and up to %.1f %% of the requests were preempted (%.1f %% before): the cache is exhausted",
 			in.Name, in.KVCachePeak*100, in.KVCache.Now*100, in.KVCache.Before*100, in.PreemptionPeak*100, in.Preemption.Before*100),
 		evidence: []Evidence{ev("KV-cache usage", "percentunit", in.KVCache, fmt.Sprintf("peak %.1f %%; critical %.0f %%", in.KVCachePeak*100, th.KVCacheCrit*100)),
 			ev("preemptions per request", "percentunit", in.Preemption, fmt.Sprintf("peak %.1f %%; line: +%.1f points", in.PreemptionPeak*100, preemptLine*100))}}, true
+}
+
+// kvExhausted: the instance's KV cache peaked past its critical line in the window while its
+// preemptions per request rose by preemptLine or more.
+func kvExhausted(in *Instance, th Thresholds) bool {
+	return in != nil && in.KVCachePeak >= th.KVCacheCrit && in.PreemptionPeak-nanZero(in.Preemption.Before) >= preemptLine
 }
 
 // lostCapacityCause: an instance that stopped serving, whose traffic the model's other instances
@@ -1043,9 +1049,14 @@ func computeCauses(rd *Readings, s Subject, in *Instance, th Thresholds, half fl
 				// A pre-allocated KV cache fills with the sequences in flight: when compute slows,
 				// each request holds its blocks longer and usage climbs. Without preemptions the
 				// full cache slows nothing by itself, so it does not explain the compute rise.
-				c.score = math.Min(c.score, kvNoPreemptCap)
+				c.score = math.Min(c.score, besideComputeCap)
 				c.summary += "; no request is preempted, so the full KV cache may as well follow the slower requests (each holds its blocks longer) as cause them"
 			}
+		} else if in != nil && standingMemory(*in, th) {
+			// Memory standing where it stood before the change (a server that sizes its cache to
+			// the card at start) explains no change: the rise alone must not make it a diagnosis.
+			c.score = math.Min(c.score, besideComputeCap)
+			c.summary += "; the memory stood there in the hour before too, so it does not explain the rise"
 		}
 		if phase != "" {
 			c.summary += "; " + phase
@@ -1075,9 +1086,10 @@ func computeCauses(rd *Readings, s Subject, in *Instance, th Thresholds, half fl
 // preemptLine: preemptions per request rising by this much (0.2 points) is past noise.
 const preemptLine = 0.002
 
-// kvNoPreemptCap keeps a KV cache near full without preemptions under the diagnosis line: a
-// candidate beside "compute", not its explanation.
-const kvNoPreemptCap = 0.45
+// besideComputeCap keeps a memory reading that does not explain a compute rise under the
+// diagnosis line (a KV cache near full without preemptions, GPU memory standing where it stood):
+// a candidate beside "compute", not its explanation.
+const besideComputeCap = 0.45
 
 // flatSignals says which compute signals were read and stayed in line, and which were not read.
 func flatSignals(rd *Readings, in *Instance, mp pressure) string {

@@ -536,7 +536,7 @@ func (b *builder) xidEvents(w time.Duration) string {
 func (b *builder) eccErrors(w time.Duration) string {
 	return b.gpuHardware(gpufields.ECCErrors, func(_ gpufields.Name, sel func(...prom.Matcher) (string, error), by string) (string, error) {
 		s, err := sel()
-		return engine.UncorrectedECC(s, by, w), err
+		return engine.ECCErrorCount(s, by, w), err
 	})
 }
 

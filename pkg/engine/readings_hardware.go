@@ -13,8 +13,8 @@ import (
 	"github.com/inferscope/inferscope/pkg/prom"
 )
 
-// HardwareQuery asks for the hardware readings of nodes: XID events and uncorrected ECC
-// errors in the window [From, To] and in the reference window of length Before that ends at
+// HardwareQuery asks for the hardware readings of nodes: XID events, uncorrected and corrected
+// ECC errors in the window [From, To] and in the reference window of length Before that ends at
 // From, and the hardware clock-event reasons active in the window.
 type HardwareQuery struct {
 	Nodes    []string
@@ -29,7 +29,10 @@ type HardwareQuery struct {
 type NodeHardware struct {
 	XIDBefore, XIDNow float64
 	ECCBefore, ECCNow float64
-	Throttle          []string // active hardware or thermal clock-event reasons in the window
+	// CorrectedBefore, CorrectedNow count corrected (single-bit) ECC errors: each costs
+	// nothing, but a GPU that starts counting them by the dozen has failing memory.
+	CorrectedBefore, CorrectedNow float64
+	Throttle                      []string // active hardware or thermal clock-event reasons in the window
 	// ThrottleMeasured: clock-event reasons are exported, so an empty Throttle means none.
 	ThrottleMeasured bool
 }
@@ -40,7 +43,7 @@ type HardwareReadings struct {
 	// Missing says why nothing could be read (no XID, ECC or clock-event series); "" otherwise.
 	Missing string
 	// NotMeasured says, per signal the exporters do not export, what would give it (the
-	// counters-file field to enable), in the order XID, ECC, clock events.
+	// counters-file field to enable), in the order XID, ECC, clock events, corrected ECC.
 	NotMeasured []string
 	// Sources names, per signal read, the metric it was read from.
 	Sources map[gpufields.Signal]string
@@ -138,14 +141,14 @@ func newOrIncrease(by, sel string, w time.Duration) string {
 	return fmt.Sprintf("sum by (%s) (%s((%s unless %s offset %s) or increase(%s[%s])))", by, oncePerGPU(by), sel, sel, d, sel, d)
 }
 
-// UncorrectedECC is the PromQL count of uncorrected ECC errors in the window w before the
-// evaluation time, summed by the labels `by`, from one ECC name's selector sel: the counter's
-// increase, once per GPU. Unlike the XID counters, both exporters write the count from the
+// ECCErrorCount is the PromQL count of ECC errors (uncorrected or corrected) in the window w
+// before the evaluation time, summed by the labels `by`, from one ECC name's selector sel: the
+// counter's increase, once per GPU. Unlike the XID counters, both exporters write the count from the
 // GPU's first scrape on (0 without errors), so a series that appears already holding a count —
 // an exporter back after a gap, or scraped under a new target label — brings no new error, and
 // a drop (the driver reloaded, the GPU was reset) is a counter reset, not errors. The alert
 // renderings use it too, so the rule counts what triage reads.
-func UncorrectedECC(sel, by string, w time.Duration) string {
+func ECCErrorCount(sel, by string, w time.Duration) string {
 	return fmt.Sprintf("sum by (%s) (%s(increase(%s[%s])))", by, oncePerGPU(by), sel, promqlDuration(w))
 }
 
@@ -154,8 +157,8 @@ func UncorrectedECC(sel, by string, w time.Duration) string {
 // takes its reading from the best name that has series about it, so a fleet whose nodes run
 // different exporters (or versions) is read node by node, never counted twice.
 type hardwareExprs struct {
-	xid, ecc, throttle []func(w time.Duration) string
-	sources            map[gpufields.Signal][]string
+	xid, ecc, corrected, throttle []func(w time.Duration) string
+	sources                       map[gpufields.Signal][]string
 }
 
 // hardwareSelector selects a name's series, narrowed to the GPU asked for (every naming
@@ -184,8 +187,16 @@ func (r *Reader) hardwareExprs(ctx context.Context, gpu string) (hardwareExprs, 
 		if err != nil {
 			return x, err
 		}
-		x.ecc = append(x.ecc, func(w time.Duration) string { return UncorrectedECC(sel, by, w) })
+		x.ecc = append(x.ecc, func(w time.Duration) string { return ECCErrorCount(sel, by, w) })
 		x.sources[gpufields.ECCErrors] = append(x.sources[gpufields.ECCErrors], n.Metric)
+	}
+	for _, n := range gpufields.Of(gpufields.ECCCorrected).Found(present) {
+		sel, err := hardwareSelector(n, gpu)
+		if err != nil {
+			return x, err
+		}
+		x.corrected = append(x.corrected, func(w time.Duration) string { return ECCErrorCount(sel, by, w) })
+		x.sources[gpufields.ECCCorrected] = append(x.sources[gpufields.ECCCorrected], n.Metric)
 	}
 	for _, n := range gpufields.Of(gpufields.ClockEvents).Found(present) {
 		var extra []prom.Matcher
@@ -343,7 +354,8 @@ func windowCountSum(by string, sel func(extra ...prom.Matcher) (string, error), 
 func (r *Reader) HardwareReadings(ctx context.Context, q HardwareQuery) (HardwareReadings, error) {
 	out := HardwareReadings{Nodes: map[string]*NodeHardware{}}
 	for _, n := range q.Nodes {
-		out.Nodes[n] = &NodeHardware{XIDBefore: math.NaN(), XIDNow: math.NaN(), ECCBefore: math.NaN(), ECCNow: math.NaN()}
+		out.Nodes[n] = &NodeHardware{XIDBefore: math.NaN(), XIDNow: math.NaN(), ECCBefore: math.NaN(), ECCNow: math.NaN(),
+			CorrectedBefore: math.NaN(), CorrectedNow: math.NaN()}
 	}
 	x, err := r.hardwareExprs(ctx, q.GPU)
 	out.Sources = map[gpufields.Signal]string{}
@@ -353,7 +365,7 @@ func (r *Reader) HardwareReadings(ctx context.Context, q HardwareQuery) (Hardwar
 	if err != nil {
 		return out, err
 	}
-	for _, sig := range []gpufields.Signal{gpufields.XID, gpufields.ECCErrors, gpufields.ClockEvents} {
+	for _, sig := range []gpufields.Signal{gpufields.XID, gpufields.ECCErrors, gpufields.ClockEvents, gpufields.ECCCorrected} {
 		if len(x.sources[sig]) == 0 {
 			out.NotMeasured = append(out.NotMeasured, gpufields.Of(sig).NotMeasured())
 		}
@@ -413,6 +425,8 @@ func hardwareReads(x hardwareExprs, q HardwareQuery) []hardwareRead {
 	add(x.xid, q.Before, false, func(h *NodeHardware, v float64, _ Labels) { h.XIDBefore = nanAdd(h.XIDBefore, v) })
 	add(x.ecc, w, true, func(h *NodeHardware, v float64, _ Labels) { h.ECCNow = nanAdd(h.ECCNow, v) })
 	add(x.ecc, q.Before, false, func(h *NodeHardware, v float64, _ Labels) { h.ECCBefore = nanAdd(h.ECCBefore, v) })
+	add(x.corrected, w, true, func(h *NodeHardware, v float64, _ Labels) { h.CorrectedNow = nanAdd(h.CorrectedNow, v) })
+	add(x.corrected, q.Before, false, func(h *NodeHardware, v float64, _ Labels) { h.CorrectedBefore = nanAdd(h.CorrectedBefore, v) })
 	add(x.throttle, w, true, func(h *NodeHardware, _ float64, l Labels) {
 		if reason := l["reason"]; !containsString(h.Throttle, reason) {
 			h.Throttle = append(h.Throttle, reason)

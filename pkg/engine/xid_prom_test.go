@@ -133,12 +133,12 @@ func TestXIDsCountedOncePerEventInEveryExporterForm(t *testing.T) {
 				if !same(h.XIDBefore, want[0]) || !same(h.XIDNow, want[1]) {
 					t.Errorf("%s: XID %v before, %v in the window; want %v and %v", n, h.XIDBefore, h.XIDNow, want[0], want[1])
 				}
-				if !math.IsNaN(h.ECCNow) || h.ThrottleMeasured {
-					t.Errorf("%s: ECC %v, throttle measured %v: neither is exported", n, h.ECCNow, h.ThrottleMeasured)
+				if !math.IsNaN(h.ECCNow) || !math.IsNaN(h.CorrectedNow) || h.ThrottleMeasured {
+					t.Errorf("%s: ECC %v, corrected %v, throttle measured %v: none is exported", n, h.ECCNow, h.CorrectedNow, h.ThrottleMeasured)
 				}
 			}
-			if len(hw.NotMeasured) != 2 || !strings.Contains(hw.NotMeasured[0], "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL") ||
-				!strings.Contains(hw.NotMeasured[1], "DCGM_FI_DEV_CLOCKS_EVENT_REASONS") {
+			if len(hw.NotMeasured) != 3 || !strings.Contains(hw.NotMeasured[0], "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL") ||
+				!strings.Contains(hw.NotMeasured[1], "DCGM_FI_DEV_CLOCKS_EVENT_REASONS") || !strings.Contains(hw.NotMeasured[2], "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL") {
 				t.Errorf("not measured: %q", hw.NotMeasured)
 			}
 		})

@@ -190,6 +190,10 @@ var Fields = []Field{
 		{Metric: "inferscope_gpu_ecc_errors_total", Exporter: Probe, Shape: Counter, Scale: 1, Matchers: map[string]string{"type": "uncorrected"}, Versions: "all"},
 		dcgm("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", Counter, 1, "all (off by default)"),
 	}},
+	{Signal: ECCCorrected, Title: "corrected ECC errors", Unit: "errors", Enable: "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", Names: []Name{
+		probeOf("inferscope_gpu_ecc_errors_total", Counter, map[string]string{"type": "corrected"}),
+		dcgm("DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", Counter, 1, "all (off by default)"),
+	}},
 	{Signal: XID, Title: "XID errors", Unit: "events", Names: []Name{
 		{Metric: "inferscope_gpu_xid_errors_total", Exporter: Probe, Shape: Counter, Scale: 1, Versions: "all", Presence: "inferscope_gpu_memory_used_bytes"},
 		dcgm("DCGM_EXP_XID_ERRORS_COUNT", WindowCount, 1, "3.3 and later (off by default; counts every event)"),

@@ -1,6 +1,7 @@
 package gpufields
 
 import (
+	"fmt"
 	"math"
 	"regexp"
 	"strings"
@@ -56,10 +57,13 @@ func TestTableIsWellFormed(t *testing.T) {
 			if !metricName.MatchString(n.Metric) {
 				t.Errorf("%s: %q is not a metric name", f.Signal, n.Metric)
 			}
-			if other, dup := seen[n.Metric]; dup {
-				t.Errorf("%s is a name of both %s and %s", n.Metric, other, f.Signal)
+			// One series set, one signal: the probe's ECC counter is two names told apart by
+			// its type label.
+			key := n.Metric + fmt.Sprint(n.Matchers)
+			if other, dup := seen[key]; dup {
+				t.Errorf("%s is a name of both %s and %s", key, other, f.Signal)
 			}
-			seen[n.Metric] = f.Signal
+			seen[key] = f.Signal
 			if n.Scale <= 0 {
 				t.Errorf("%s: scale %v", n.Metric, n.Scale)
 			}

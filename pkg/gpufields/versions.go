@@ -175,10 +175,6 @@ var ExtraFields = []Field{
 	{Signal: VGPULicense, Title: "vGPU licence status", Unit: "status", Names: []Name{
 		dcgm("DCGM_FI_DEV_VGPU_LICENSE_STATUS", Gauge, 1, "all"),
 	}},
-	{Signal: ECCCorrected, Title: "corrected ECC errors", Unit: "errors", Enable: "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", Names: []Name{
-		probeOf("inferscope_gpu_ecc_errors_total", Counter, map[string]string{"type": "corrected"}),
-		dcgm("DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", Counter, 1, "all (off by default)"),
-	}},
 	{Signal: RetiredSBE, Title: "pages retired for single-bit errors", Unit: "pages", Enable: "DCGM_FI_DEV_RETIRED_SBE", Names: []Name{
 		probeOf("inferscope_gpu_retired_pages", Gauge, map[string]string{"cause": "single_bit_ecc"}),
 		dcgm("DCGM_FI_DEV_RETIRED_SBE", Counter, 1, "all (off by default)"),

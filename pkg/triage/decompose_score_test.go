@@ -750,3 +750,27 @@ func TestScoreStandingMemoryExplainsNoComputeRise(t *testing.T) {
 		t.Errorf("memory that climbed to 87 %% does not explain the rise: %s %s", r.Verdict, causeList(&r))
 	}
 }
+
+// TestScoreCorrectedECCStorm: compute rises 1.25× on node-a while its GPU counts 25 corrected ECC
+// errors in the window (1 in the hour before): a GPU starting to count corrected errors by the
+// dozen has failing memory, which explains the compute rise (hardware, not the unexplained
+// "compute"). A steady trickle (40 in the hour before, 10 in the window) is no storm.
+func TestScoreCorrectedECCStorm(t *testing.T) {
+	storm := func(before, now float64) Report {
+		return Score(readings("", func(s *Subject, in *Instance) {
+			s.Compute, s.Queue, s.Network = Pair{2.29, 2.86}, Pair{0.07, 0.07}, nanPair()
+			s.P95, s.BaselineRatio = Pair{4.1, 5.1}, 1.25
+			in.ECCCorrected = Pair{before, now}
+		}), DefaultThresholds())
+	}
+	r := storm(1, 25)
+	t.Logf("storm: %s %s", r.Verdict, causeList(&r))
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseHardware || !strings.Contains(r.Causes[0].Summary, "25 corrected ECC errors") || hasCause(&r, CauseCompute) {
+		t.Errorf("want the corrected-error storm to explain the compute rise: %s %s", r.Verdict, causeList(&r))
+	}
+	r = storm(40, 10)
+	t.Logf("trickle: %s %s", r.Verdict, causeList(&r))
+	if hasCause(&r, CauseHardware) {
+		t.Errorf("a steady trickle of corrected errors named as hardware: %s", causeList(&r))
+	}
+}

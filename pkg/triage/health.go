@@ -273,6 +273,9 @@ func hardwareText(in *Instance) string {
 		return fmt.Sprintf("%.0f %s", v, what)
 	}
 	parts := []string{count(in.XID.Now, "XID"), count(in.ECCUncorrected.Now, "uncorrected ECC")}
+	if correctedStorm(in) {
+		parts = append(parts, fmt.Sprintf("%.0f corrected ECC (%.0f in the hour before)", in.ECCCorrected.Now, nanZero(in.ECCCorrected.Before)))
+	}
 	switch {
 	case len(in.Throttle) > 0:
 		parts = append(parts, "throttled by "+strings.Join(in.Throttle, ", "))

@@ -81,11 +81,11 @@ type Instance struct {
 	// above 0) and sat at zero from some point of the window to its end (idleAtEnd).
 	WentIdle []string
 	IdleGPUs []string // GPUs where the engine's idle-under-traffic condition held
-	// Hardware: XID events and uncorrected ECC errors in each window; active hardware or thermal
-	// clock-event reasons in the window.
+	// Hardware: XID events, uncorrected and corrected ECC errors in each window; active hardware
+	// or thermal clock-event reasons in the window.
 	// A count is NaN where it is not measured (not exported, or no series of the node's GPUs).
-	XID, ECCUncorrected Pair
-	Throttle            []string
+	XID, ECCUncorrected, ECCCorrected Pair
+	Throttle                          []string
 	// ThrottleMeasured: clock-event reasons are exported, so an empty Throttle means none.
 	ThrottleMeasured bool
 	// Framework and business readings (PromQL through the profile, not warm-up filtered).
@@ -323,7 +323,7 @@ func (r *reader) readInstances(ctx context.Context) ([]string, error) {
 			l = math.NaN()
 		}
 		rd.Instances = append(rd.Instances, Instance{Name: n, Node: nodeOf(n), QPS: q, QPSBaseline: math.NaN(), QPSLast: l,
-			GPUMem: nanPair(), GPUUtil: nanPair(), GPUMemPeak: math.NaN(), XID: nanPair(), ECCUncorrected: nanPair(),
+			GPUMem: nanPair(), GPUUtil: nanPair(), GPUMemPeak: math.NaN(), XID: nanPair(), ECCUncorrected: nanPair(), ECCCorrected: nanPair(),
 			CacheHit: nanPair(), Waiting: nanPair(), QueueDepth: nanPair(), Preemption: nanPair(), InputMean: nanPair(),
 			BatchSize: nanPair(), Confidence: nanPair(), Fallback: nanPair(), WaitingDeferred: nanPair(), KVCache: nanPair(),
 			KVCachePeak: math.NaN(), PreemptionPeak: math.NaN()})
@@ -850,6 +850,7 @@ func (r *reader) hardwareJob(instances []string) func(context.Context) error {
 			if h := hw.Nodes[in.Node]; h != nil {
 				in.XID = Pair{h.XIDBefore, h.XIDNow}
 				in.ECCUncorrected = Pair{h.ECCBefore, h.ECCNow}
+				in.ECCCorrected = Pair{h.CorrectedBefore, h.CorrectedNow}
 				in.ThrottleMeasured = h.ThrottleMeasured
 				for _, t := range h.Throttle {
 					in.Throttle = appendUnique(in.Throttle, t)

@@ -765,17 +765,31 @@ func gpuWentIdle(rd *Readings, in *Instance, subj string) (candidate, bool) {
 			ev("share of requests answered by the fallback path", "percentunit", in.Fallback, notMeasuredNote(in.Fallback))}}, true
 }
 
-// hardwareEvent says whether the instance's GPUs had an XID, an uncorrected ECC error or
-// hardware throttling in the window.
+// hardwareEvent says whether the instance's GPUs had an XID, an uncorrected ECC error, a storm
+// of corrected ones or hardware throttling in the window.
 func hardwareEvent(in *Instance) bool {
-	return in.XID.Now > 0 || in.ECCUncorrected.Now > 0 || len(in.Throttle) > 0
+	return in.XID.Now > 0 || in.ECCUncorrected.Now > 0 || correctedStorm(in) || len(in.Throttle) > 0
 }
 
-// hardwareCause: XID events, uncorrected ECC errors or hardware throttling on the node.
+// correctedStormLine: corrected ECC errors in the window from which, with more of them than in
+// the whole hour before, the GPU's memory started failing. Each correction costs nothing, and a
+// GPU may count a few over its life; dozens at once, where there were none, is DCGM's "excessive
+// single-bit errors" health warning, and they come with row remapping and page retirement.
+const correctedStormLine = 10
+
+// correctedStorm: the node's GPUs counted at least correctedStormLine corrected ECC errors in the
+// window, more than in the hour before (an hour, longer than any window asked).
+func correctedStorm(in *Instance) bool {
+	return in.ECCCorrected.Now >= correctedStormLine && in.ECCCorrected.Now > nanZero(in.ECCCorrected.Before)
+}
+
+// hardwareCause: XID events, uncorrected ECC errors, a storm of corrected ones or hardware
+// throttling on the node. A storm of corrected errors weighs least: it says the memory is
+// failing, not that it failed.
 func hardwareCause(rd *Readings, in *Instance) (candidate, bool) {
 	if hardwareEvent(in) {
-		xid, ecc := in.XID.Now > 0, in.ECCUncorrected.Now > 0
-		s := combine(0.6*b2f(xid), 0.5*b2f(ecc), 0.5*b2f(len(in.Throttle) > 0))
+		xid, ecc, storm := in.XID.Now > 0, in.ECCUncorrected.Now > 0, correctedStorm(in)
+		s := combine(0.6*b2f(xid), 0.5*b2f(ecc), 0.4*b2f(storm), 0.5*b2f(len(in.Throttle) > 0))
 		var parts []string
 		if xid {
 			parts = append(parts, fmt.Sprintf("%.0f XID event(s)", in.XID.Now))
@@ -783,12 +797,16 @@ func hardwareCause(rd *Readings, in *Instance) (candidate, bool) {
 		if ecc {
 			parts = append(parts, fmt.Sprintf("%.0f uncorrected ECC error(s)", in.ECCUncorrected.Now))
 		}
+		if storm {
+			parts = append(parts, fmt.Sprintf("%.0f corrected ECC errors (%.0f in the hour before: the memory is failing)", in.ECCCorrected.Now, nanZero(in.ECCCorrected.Before)))
+		}
 		if len(in.Throttle) > 0 {
 			parts = append(parts, "clocks held down by "+strings.Join(in.Throttle, ", "))
 		}
 		return candidate{id: CauseHardware, instance: in.Name, score: s,
 			summary: fmt.Sprintf("%s on %s in the window", strings.Join(parts, ", "), gpuText(rd, in.Node)),
 			evidence: []Evidence{ev("XID events", "none", in.XID, notMeasuredNote(in.XID)), ev("uncorrected ECC errors", "none", in.ECCUncorrected, notMeasuredNote(in.ECCUncorrected)),
+				ev("corrected ECC errors", "none", in.ECCCorrected, notMeasuredNote(in.ECCCorrected)),
 				{What: "hardware clock-event reasons active", Unit: "none", Now: num(float64(len(in.Throttle))), Note: strings.Join(in.Throttle, ", ")}}}, true
 	}
 	return candidate{}, false

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -236,10 +237,28 @@ func gpuNamesTable() string {
 			if i > 0 {
 				title = "″"
 			}
-			fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s |\n", title, n.Metric, n.Exporter, n.Versions, strconv.FormatFloat(n.Scale, 'g', -1, 64))
+			fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s |\n", title, nameWithMatchers(n), n.Exporter, n.Versions, strconv.FormatFloat(n.Scale, 'g', -1, 64))
 		}
 	}
 	return b.String()
+}
+
+// nameWithMatchers writes a GPU name with its fixed matchers (the probe's ECC counter is two
+// names told apart by its type label).
+func nameWithMatchers(n gpufields.Name) string {
+	if len(n.Matchers) == 0 {
+		return n.Metric
+	}
+	keys := make([]string, 0, len(n.Matchers))
+	for k := range n.Matchers {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%q", k, n.Matchers[k])
+	}
+	return n.Metric + "{" + strings.Join(parts, ",") + "}"
 }
 
 // gatewayNamesTable lists the gateway presets: the histogram each reads, its unit, fixed

@@ -182,21 +182,18 @@ func (r *Reader) hardwareExprs(ctx context.Context, gpu string) (hardwareExprs, 
 		}
 		x.xid, x.sources[gpufields.XID] = append(x.xid, f), append(x.sources[gpufields.XID], n.Metric)
 	}
-	for _, n := range gpufields.Of(gpufields.ECCErrors).Found(present) {
-		sel, err := hardwareSelector(n, gpu)
-		if err != nil {
-			return x, err
+	for _, c := range []struct {
+		sig  gpufields.Signal
+		into *[]func(time.Duration) string
+	}{{gpufields.ECCErrors, &x.ecc}, {gpufields.ECCCorrected, &x.corrected}} {
+		for _, n := range gpufields.Of(c.sig).Found(present) {
+			sel, err := hardwareSelector(n, gpu)
+			if err != nil {
+				return x, err
+			}
+			*c.into = append(*c.into, func(w time.Duration) string { return ECCErrorCount(sel, by, w) })
+			x.sources[c.sig] = append(x.sources[c.sig], n.Metric)
 		}
-		x.ecc = append(x.ecc, func(w time.Duration) string { return ECCErrorCount(sel, by, w) })
-		x.sources[gpufields.ECCErrors] = append(x.sources[gpufields.ECCErrors], n.Metric)
-	}
-	for _, n := range gpufields.Of(gpufields.ECCCorrected).Found(present) {
-		sel, err := hardwareSelector(n, gpu)
-		if err != nil {
-			return x, err
-		}
-		x.corrected = append(x.corrected, func(w time.Duration) string { return ECCErrorCount(sel, by, w) })
-		x.sources[gpufields.ECCCorrected] = append(x.sources[gpufields.ECCCorrected], n.Metric)
 	}
 	for _, n := range gpufields.Of(gpufields.ClockEvents).Found(present) {
 		var extra []prom.Matcher

@@ -1279,9 +1279,10 @@ func memoryPast(in Instance, th Thresholds) bool {
 // model's on the same node, and the GPU memory alert covers the node: for the model it is a
 // note, as a co-tenant's idle GPU or a hardware event its requests do not feel is, not a sign
 // that the model is unwell. A warming instance's requests are dropped by the warm-up filter, so
-// they cannot show it: an upgrade that needs more memory climbs while it warms up.
+// they cannot show it: an upgrade that needs more memory climbs while it warms up. With a GPU
+// named, that GPU is the subject, and its memory counts in full.
 func unfeltMemory(rd *Readings, in Instance, th Thresholds) bool {
-	return memoryPast(in, th) && !ownSign(rd, &in) && warmFraction(in.Warmup, rd.Window.Start, rd.Window.End) == 0
+	return rd.GPU == "" && memoryPast(in, th) && !ownSign(rd, &in) && warmFraction(in.Warmup, rd.Window.Start, rd.Window.End) == 0
 }
 
 // unfeltNotes say, for a model's question, whose GPU memory is past its lines unfelt.

@@ -531,7 +531,7 @@ func (b *builder) xidEvents(w time.Duration) string {
 }
 
 // eccErrors counts the uncorrected ECC errors of each GPU in the last w (labels: NodeLabel,
-// gpu) with engine.UncorrectedECC, the count triage reads: the counter's growth, a reset or an
+// gpu) with engine.ECCErrorCount, the count triage reads: the counter's growth, a reset or an
 // exporter's restart not counted. A GPU without ECC series has no value (not measured).
 func (b *builder) eccErrors(w time.Duration) string {
 	return b.gpuHardware(gpufields.ECCErrors, func(_ gpufields.Name, sel func(...prom.Matcher) (string, error), by string) (string, error) {

@@ -16,13 +16,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/inferscope/inferscope/pkg/engine"
 	"github.com/inferscope/inferscope/pkg/gateway"
 	"github.com/inferscope/inferscope/pkg/gpufields"
+	"github.com/inferscope/inferscope/pkg/prom"
 )
 
 // Generated files, relative to the repository root.
@@ -166,7 +166,7 @@ export interface QueryTypeSpec {
 func Table(name string) (string, error) {
 	var fields []engine.FieldSpec
 	if name == tableGPUNames {
-		return gpuNamesTable(), nil
+		return gpuNamesTable()
 	}
 	if name == tableGatewayNames {
 		return gatewayNamesTable(), nil
@@ -225,7 +225,7 @@ func Docs(doc []byte) ([]byte, error) {
 
 // gpuNamesTable lists every GPU metric name the engine and the alert renderings read, per
 // signal, exporter and release, with the factor to the signal's unit.
-func gpuNamesTable() string {
+func gpuNamesTable() (string, error) {
 	var b strings.Builder
 	b.WriteString("| signal | name | exporter | releases | × to the unit |\n|---|---|---|---|---|\n")
 	for _, f := range gpufields.Fields {
@@ -237,28 +237,15 @@ func gpuNamesTable() string {
 			if i > 0 {
 				title = "″"
 			}
-			fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s |\n", title, nameWithMatchers(n), n.Exporter, n.Versions, strconv.FormatFloat(n.Scale, 'g', -1, 64))
+			// The fixed matchers tell names of one metric apart (the probe's ECC counter's type).
+			name, err := prom.Selector(n.Metric, prom.EqAll(n.Matchers)...)
+			if err != nil {
+				return "", fmt.Errorf("GPU name %s: %w", n.Metric, err)
+			}
+			fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s |\n", title, name, n.Exporter, n.Versions, strconv.FormatFloat(n.Scale, 'g', -1, 64))
 		}
 	}
-	return b.String()
-}
-
-// nameWithMatchers writes a GPU name with its fixed matchers (the probe's ECC counter is two
-// names told apart by its type label).
-func nameWithMatchers(n gpufields.Name) string {
-	if len(n.Matchers) == 0 {
-		return n.Metric
-	}
-	keys := make([]string, 0, len(n.Matchers))
-	for k := range n.Matchers {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s=%q", k, n.Matchers[k])
-	}
-	return n.Metric + "{" + strings.Join(parts, ",") + "}"
+	return b.String(), nil
 }
 
 // gatewayNamesTable lists the gateway presets: the histogram each reads, its unit, fixed

@@ -143,11 +143,11 @@ func newOrIncrease(by, sel string, w time.Duration) string {
 
 // ECCErrorCount is the PromQL count of ECC errors (uncorrected or corrected) in the window w
 // before the evaluation time, summed by the labels `by`, from one ECC name's selector sel: the
-// counter's increase, once per GPU. Unlike the XID counters, both exporters write the count from the
-// GPU's first scrape on (0 without errors), so a series that appears already holding a count —
-// an exporter back after a gap, or scraped under a new target label — brings no new error, and
-// a drop (the driver reloaded, the GPU was reset) is a counter reset, not errors. The alert
-// renderings use it too, so the rule counts what triage reads.
+// counter's increase, once per GPU. Unlike the XID counters, both exporters write the count
+// from the GPU's first scrape on (0 without errors), so a series that appears already holding a
+// count — an exporter back after a gap, or scraped under a new target label — brings no new
+// error, and a drop (the driver reloaded, the GPU was reset) is a counter reset, not errors.
+// The alert renderings use it too, so the rule counts what triage reads.
 func ECCErrorCount(sel, by string, w time.Duration) string {
 	return fmt.Sprintf("sum by (%s) (%s(increase(%s[%s])))", by, oncePerGPU(by), sel, promqlDuration(w))
 }

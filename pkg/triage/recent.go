@@ -68,8 +68,8 @@ func (rc *RecentChange) what() string {
 // window's length × (recentLevelFactor − 1)), a point is past the line at line × the level
 // (riseRatio: the segment rule) and the step floor above it (stepFloor of the level of base, the
 // subject's time per request, or of v's own where base is nil), and the run must reach the last
-// point of the window (the change is still on when asked). It returns the run's first point and the mean of
-// the run; ok is false when there is no such run or it starts at or before from (the change is
+// point of the window (the change is still on when asked). It returns the run's first point and
+// the mean of the run; ok is false when there is no such run or it starts at or before from (the change is
 // older than the window: the window's means already describe it).
 func recentChange(t []int64, v, base []float64, from, to time.Time, line float64) (at time.Time, level, now float64, points int, ok bool) {
 	span := to.Sub(from) * (recentLevelFactor - 1)

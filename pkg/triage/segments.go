@@ -59,9 +59,10 @@ const (
 	tailShare = 2.0 / 3
 )
 
-// tailRise says whether the subject's change is confined to a share of its requests (above).
-func tailRise(s Subject, total Pair) bool {
-	return ratio(s.P95.Now, s.P95.Before) >= tailLine && s.P95.Now-s.P95.Before >= stepFloor(total.Before) &&
+// tailRise says whether the subject's change is confined to a share of its requests (above);
+// floor is the step floor of the subject's time before.
+func tailRise(s Subject, total Pair, floor float64) bool {
+	return ratio(s.P95.Now, s.P95.Before) >= tailLine && s.P95.Now-s.P95.Before >= floor &&
 		ratio(total.Now, total.Before) >= tailMean
 }
 
@@ -72,18 +73,18 @@ type segPart struct {
 }
 
 // confinedRise says whether the subject's change is confined to one segment: that segment
-// stepped past the segment rule (riseRatio× and the floor) and holds tailShare of the total's rise,
-// and the total rose by tailMean×. Where one segment is a small part of the time (a queue of
+// stepped past the segment rule (riseRatio× and floor) and holds tailShare of the total's
+// rise, and the total rose by tailMean×. Where one segment is a small part of the time (a queue of
 // 70 ms before 2.3 s of compute), it can grow severalfold while the total stays under its
 // totalRise line: the change is still the segment's, and its causes explain it.
-func confinedRise(parts []segPart, total Pair) bool {
+func confinedRise(parts []segPart, total Pair, floor float64) bool {
 	change := total.Now - total.Before
 	if !finite(change) || ratio(total.Now, total.Before) < tailMean {
 		return false
 	}
 	for _, x := range parts {
 		dx := x.p.Now - x.p.Before
-		if finite(dx) && dx >= stepFloor(total.Before) && dx >= tailShare*change && ratio(x.p.Now, x.p.Before) >= riseRatio {
+		if finite(dx) && dx >= floor && dx >= tailShare*change && ratio(x.p.Now, x.p.Before) >= riseRatio {
 			return true
 		}
 	}
@@ -130,7 +131,7 @@ func decompose(s Subject, who string) decomp {
 	floor := stepFloor(d.total.Before)
 	grew := finite(change) && change >= floor && ratio(d.total.Now, d.total.Before) >= totalRise
 	segLine := floor
-	if !grew && (tailRise(s, d.total) || confinedRise(parts, d.total)) {
+	if !grew && (tailRise(s, d.total, floor) || confinedRise(parts, d.total, floor)) {
 		grew, segLine = true, tailShare*change
 	}
 	best := 0.0

@@ -14,6 +14,9 @@ type gathered struct {
 	symptoms []string
 	lead     *decomp  // the subject whose latency changed most, decomposed
 	notes    []string // co-tenant evidence and versions not compared
+	// unfeltNodes are the nodes whose GPU memory is past its lines while the model's requests
+	// there show nothing (unfeltMemory; model questions only).
+	unfeltNodes []string
 }
 
 // subjectKey names a model's instance across the readings of a node question.
@@ -72,7 +75,8 @@ func gather(q question, rds []*Readings, th Thresholds) gathered {
 		}
 		all = append(all, local...)
 		g.subjects += len(rd.Subjects)
-		for _, s := range symptomsOf(rd, th, !q.byNode) {
+		unfelt := unfeltIn(q, rd, th)
+		for _, s := range symptomsOf(rd, th, unfelt) {
 			if q.byNode && !strings.HasPrefix(s, "GPU memory") {
 				s = rd.Model + ": " + s
 			}
@@ -83,10 +87,9 @@ func gather(q question, rds []*Readings, th Thresholds) gathered {
 		for _, n := range standingNotes(rd, th) {
 			g.notes = appendUnique(g.notes, n)
 		}
-		if !q.byNode {
-			for _, n := range unfeltNotes(rd, th) {
-				g.notes = appendUnique(g.notes, n)
-			}
+		for _, in := range unfelt {
+			g.notes = appendUnique(g.notes, unfeltNote(rd, in))
+			g.unfeltNodes = appendUnique(g.unfeltNodes, in.Node)
 		}
 		for _, u := range unknownAge(rd) {
 			g.notes = appendUnique(g.notes, fmt.Sprintf("versions %s of %s: neither was deployed in the %s before the window, so triage cannot tell which is new and does not compare them (inferscope gate compares versions)",

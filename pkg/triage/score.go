@@ -206,7 +206,7 @@ func score(q question, rds []*Readings, th Thresholds) Report {
 		r.Confidence = c.Confidence
 	case len(g.symptoms) == 0 && (top < th.AnomalyLow || onlyUnseen(r.Causes, th)):
 		r.Verdict = Healthy
-		r.Summary = healthySummary(q, rds, g.subjects, th)
+		r.Summary = healthySummary(q, rds, g.subjects, g.unfeltNodes)
 		if top >= th.AnomalyLow {
 			r.Summary += "; a hardware event on its node shows in none of its requests (listed below for the node's owners: " + r.Causes[0].Summary + ")"
 		}
@@ -292,7 +292,8 @@ func (q question) causes(best map[string]candidate) []Cause {
 }
 
 // healthySummary says why nothing is wrong: nothing was served, or everything is within limits.
-func healthySummary(q question, rds []*Readings, subjects int, th Thresholds) string {
+// unfelt are the nodes whose GPU memory is past its lines unfelt (gathered.unfeltNodes).
+func healthySummary(q question, rds []*Readings, subjects int, unfelt []string) string {
 	switch {
 	case subjects == 0 && q.byNode:
 		return fmt.Sprintf("no model was served on %s in the window or the hour before: nothing to diagnose", q.node)
@@ -301,14 +302,6 @@ func healthySummary(q question, rds []*Readings, subjects int, th Thresholds) st
 	case q.byNode:
 		return fmt.Sprintf("%s looks healthy: the models served there (%s) are within their limits for latency, errors, jitter and GPU memory and no change against the hour before crosses its line",
 			q.subject(), strings.Join(modelNames(rds), ", "))
-	}
-	var unfelt []string
-	for _, rd := range rds {
-		for _, in := range rd.Instances {
-			if unfeltMemory(rd, in, th) && !slices.Contains(unfelt, in.Node) {
-				unfelt = append(unfelt, in.Node)
-			}
-		}
 	}
 	if len(unfelt) > 0 {
 		return fmt.Sprintf("%s looks healthy: latency, errors and jitter are within their limits and no change against the hour before crosses its line; GPU memory on %s is past its line, but none of its requests there show it (see the notices)",
@@ -1202,9 +1195,9 @@ func phaseGrowth(s Subject) string {
 }
 
 // symptomsOf lists what is out of line whatever the cause (the verdict's "something is wrong").
-// In a model's question (modelQuestion) a node's GPU memory that the model's own requests there
-// show no sign of is no symptom of the model (unfeltMemory).
-func symptomsOf(rd *Readings, th Thresholds, modelQuestion bool) []string {
+// The instances in unfelt (a model's question: GPU memory the model's own requests there show no
+// sign of, unfeltMemory) give no memory symptom.
+func symptomsOf(rd *Readings, th Thresholds, unfelt []*Instance) []string {
 	var out []string
 	add := func(s string) {
 		for _, x := range out {
@@ -1238,7 +1231,7 @@ func symptomsOf(rd *Readings, th Thresholds, modelQuestion bool) []string {
 		}
 	}
 	for _, in := range rd.Instances {
-		if modelQuestion && unfeltMemory(rd, in, th) {
+		if slices.ContainsFunc(unfelt, func(u *Instance) bool { return u.Name == in.Name }) {
 			continue
 		}
 		if finite(in.KVCache.Now) {
@@ -1285,16 +1278,25 @@ func unfeltMemory(rd *Readings, in Instance, th Thresholds) bool {
 	return rd.GPU == "" && memoryPast(in, th) && !ownSign(rd, &in) && warmFraction(in.Warmup, rd.Window.Start, rd.Window.End) == 0
 }
 
-// unfeltNotes say, for a model's question, whose GPU memory is past its lines unfelt.
-func unfeltNotes(rd *Readings, th Thresholds) []string {
-	var out []string
-	for _, in := range rd.Instances {
-		if unfeltMemory(rd, in, th) {
-			out = append(out, fmt.Sprintf("GPU memory on %s is at %.0f %% (peak %.0f %%, %.0f %% in the hour before), but %s's own requests on %s show no sign of it (no slowdown, no fallback, no errors): GPU series carry no model, so it may be another model's; the GPU memory alert covers the node",
-				in.Node, in.GPUMem.Now*100, in.GPUMemPeak*100, in.GPUMem.Before*100, rd.Model, in.Name))
+// unfeltIn lists, in a model's question, the instances whose GPU memory is past its lines
+// unfelt (unfeltMemory); a node question asks about the memory itself, so none there.
+func unfeltIn(q question, rd *Readings, th Thresholds) []*Instance {
+	if q.byNode {
+		return nil
+	}
+	var out []*Instance
+	for i := range rd.Instances {
+		if in := &rd.Instances[i]; unfeltMemory(rd, *in, th) {
+			out = append(out, in)
 		}
 	}
 	return out
+}
+
+// unfeltNote says whose GPU memory is past its lines unfelt (unfeltMemory).
+func unfeltNote(rd *Readings, in *Instance) string {
+	return fmt.Sprintf("GPU memory on %s is at %.0f %% (peak %.0f %%, %.0f %% in the hour before), but %s's own requests on %s show no sign of it (no slowdown, no fallback, no errors): GPU series carry no model, so it may be another model's; the GPU memory alert covers the node",
+		in.Node, in.GPUMem.Now*100, in.GPUMemPeak*100, in.GPUMem.Before*100, rd.Model, in.Name)
 }
 
 // standingNotes say which nodes' GPU memory stood above the warning line before the window.

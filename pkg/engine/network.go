@@ -58,15 +58,11 @@ func (e *Engine) NetworkPerInstance() bool { return e.Gateway == nil || e.Gatewa
 
 // ErrorsPerModel reports whether the error counter the engine reads carries the model: a
 // host-wide counter (TorchServe's Requests5XX) does not, and its ratio is every model's on the
-// instance (the traffic type says so in a notice).
+// instance (the traffic type says so in a notice). Without an error counter there is no ratio
+// to mistake, and the answer is true.
 func (e *Engine) ErrorsPerModel() bool {
-	if e.Present != nil {
-		if m, ok, _ := e.Profile.Resolve(profile.Errors, e.Present); ok {
-			return !m.PerInstance
-		}
-	}
-	ms, _ := e.Profile.Measures(profile.Errors)
-	return len(ms) == 0 || !ms[0].PerInstance
+	m, ok, _ := resolveIn(e.Profile, e.Present, profile.Errors)
+	return !ok || !m.PerInstance
 }
 
 func gatewayPresent(g *gateway.Gateway, present map[string]bool) bool {

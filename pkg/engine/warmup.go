@@ -65,14 +65,20 @@ func (ws *warmState) warming() []string {
 
 // resolve picks the role's measure among those whose metrics Prometheus has.
 func (x *Exec) resolve(role profile.Role) (profile.Measure, bool, string) {
-	if x.e.Present == nil {
-		ms, why := x.prof.Measures(role)
+	return resolveIn(x.prof, x.e.Present, role)
+}
+
+// resolveIn picks the role's measure of p among the names present, or its first measure where
+// the names Prometheus has are not known (present nil).
+func resolveIn(p profile.Profile, present map[string]bool, role profile.Role) (profile.Measure, bool, string) {
+	if present == nil {
+		ms, why := p.Measures(role)
 		if len(ms) == 0 {
 			return profile.Measure{}, false, why
 		}
 		return ms[0], true, ""
 	}
-	return x.prof.Resolve(role, x.e.Present)
+	return p.Resolve(role, present)
 }
 
 // signalsExpr is the one PromQL expression that reads the lifecycle events of the selected

@@ -771,7 +771,9 @@ func hardwareEvent(in *Instance) bool {
 const correctedStormLine = 10
 
 // correctedStorm: the node's GPUs counted at least correctedStormLine corrected ECC errors in the
-// window, more than in the hour before (an hour, longer than any window asked).
+// window, more than in the reference window before it (an hour by default, four times the
+// default window: a steady trickle counts more there). The counts are compared as they are, so
+// a reference window set shorter than the window asked (--before) is a weaker test.
 func correctedStorm(in *Instance) bool {
 	return in.ECCCorrected.Now >= correctedStormLine && in.ECCCorrected.Now > nanZero(in.ECCCorrected.Before)
 }

@@ -120,6 +120,18 @@ func TestCorpusSubset(t *testing.T) {
 			t.Errorf("%s (%s): notified by %v; a control or a warm-up raises none", o.Case.ID, o.Case.Kind, o.NotifiedBy)
 		}
 	}
+	// A control's truth crosses no line (else it is no control), and every case whose truth
+	// crossed a line that a catalog rule reads is caught (the subset's cases are at their
+	// highest level; the gateway's line has no rule).
+	for _, o := range outs {
+		if !Harmful(o.Case.Kind) && len(o.Lines) > 0 {
+			t.Errorf("%s (%s): a control crossed %+v", o.Case.ID, o.Case.Kind, o.Lines)
+		}
+		ruled := slices.ContainsFunc(o.Lines, func(l Line) bool { return l.Rule != RuleGatewayLatency })
+		if ruled && o.Alert == nil {
+			t.Errorf("%s (%s): its truth crossed %+v, and no P0/P1 fired", o.Case.ID, o.Case.Kind, o.Lines)
+		}
+	}
 	// What holds today, per kind.
 	for _, o := range outs {
 		if slices.Contains(knownGood, o.Case.Kind) && !o.Top1 {

@@ -12,6 +12,7 @@ import (
 	"github.com/inferscope/inferscope/pkg/alerting"
 	"github.com/inferscope/inferscope/pkg/backtest"
 	"github.com/inferscope/inferscope/pkg/engine"
+	"github.com/inferscope/inferscope/pkg/profile"
 	"github.com/inferscope/inferscope/pkg/testbed"
 	"github.com/inferscope/inferscope/pkg/triage"
 )
@@ -43,6 +44,12 @@ type Outcome struct {
 	// condition holds (the brief's P1 latency holds 3 minutes), so Delay − Hold is how long the
 	// signal took to cross the line.
 	Hold time.Duration
+	// Lines are the brief's lines the case's truth crossed (TruthLines): a harmful case with
+	// none owes no page (Owed). DueDelay is the first P0/P1's start less the earliest line's
+	// Held: how long after the rules could first have fired one did (negative: a rule read the
+	// histogram's estimate past its line before the truth was).
+	Lines    []Line
+	DueDelay time.Duration
 	// Notifications counts the P0/P1 episodes on the subject starting in [onset, end+5m].
 	Notifications int
 	NotifiedBy    []string
@@ -58,6 +65,20 @@ type Outcome struct {
 	// (Missed: verdict healthy); a control is Top1 when it reads healthy (a warm-up: healthy or
 	// warmup first) and Wrong otherwise.
 	Top1, Wrong, NoDirection, Missed bool
+}
+
+// Owed says whether a case owes a page: harmful, and its truth crossed one of the brief's lines.
+func (o Outcome) Owed() bool { return Harmful(o.Case.Kind) && len(o.Lines) > 0 }
+
+// Due is the earliest moment a line was due (its condition held for its rule's hold).
+func (o Outcome) Due() (time.Time, bool) {
+	var due time.Time
+	for _, l := range o.Lines {
+		if due.IsZero() || l.Held.Before(due) {
+			due = l.Held
+		}
+	}
+	return due, !due.IsZero()
 }
 
 // Replay judges a server's cases on the engine over that fleet's history: one backtest of the
@@ -106,9 +127,17 @@ func Replay(ctx context.Context, e *engine.Engine, s *testbed.Scenario, only fun
 	if err != nil {
 		return nil, bt, err
 	}
+	reads := Reads{}
+	if prof, err := profile.ByName(cases[0].Server); err == nil {
+		reads = ReadsOf(prof)
+	}
 	var out []Outcome
 	for i, c := range cases {
 		o := judgeAlerts(c, bt, s)
+		o.Lines = TruthLines(s, c, params, reads)
+		if due, ok := o.Due(); ok && o.Alert != nil {
+			o.DueDelay = o.Alert.Start.Sub(due)
+		}
 		o.Question = question(c, o, s, scopes[o.Rule])
 		rep, err := triage.Diagnose(ctx, e, o.Question)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/inferscope/inferscope/pkg/testbed"
@@ -18,11 +19,14 @@ type Row struct {
 	// Harmful kinds: cases caught by a P0/P1 after onset, their delays and the delays less the
 	// rule's own hold (when the condition first held); controls (and warm-ups): cases with a
 	// notification on the subject.
-	Caught   int
-	Delays   []time.Duration
-	Crossed  []time.Duration
-	Notified int
-	Servers  map[string]int
+	Caught  int
+	Delays  []time.Duration
+	Crossed []time.Duration
+	// Owed: harmful cases whose truth crossed a line (Outcome.Owed); OwedCaught of them caught,
+	// InTime caught within DueWithin of the line being due.
+	Owed, OwedCaught, InTime int
+	Notified                 int
+	Servers                  map[string]int
 }
 
 // Summarize groups outcomes per kind (testbed.CaseKinds order) plus a total row (Kind "all").
@@ -46,6 +50,13 @@ func Summarize(outs []Outcome) []Row {
 				x.Caught++
 				x.Delays = append(x.Delays, o.Delay)
 				x.Crossed = append(x.Crossed, o.Delay-o.Hold)
+			}
+			if o.Owed() {
+				x.Owed++
+				if o.Alert != nil {
+					x.OwedCaught++
+					x.InTime += b2i(o.DueDelay <= DueWithin)
+				}
 			}
 			if !Harmful(o.Case.Kind) && o.Notifications > 0 {
 				x.Notified++
@@ -77,10 +88,10 @@ func pct(n, d int) string {
 
 // WriteTable writes the per-kind table (Markdown).
 func WriteTable(w io.Writer, rows []Row) {
-	fmt.Fprintln(w, "| kind | cases | servers | top-1 | wrong cause | no direction | healthy (missed) | P0/P1 caught | delay median / max | less the rule's hold | controls notified |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| kind | cases | servers | top-1 | wrong cause | no direction | healthy (missed) | P0/P1 caught | delay median / max | less the rule's hold | owed a page | owed: caught, within 3 min of due | controls notified |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rows {
-		caught, delay, crossed, notified := "–", "–", "–", "–"
+		caught, delay, crossed, owed, owedCaught, notified := "–", "–", "–", "–", "–", "–"
 		harmful := r.Kind == "all" || Harmful(r.Kind)
 		if harmful {
 			n := 0
@@ -95,6 +106,10 @@ func WriteTable(w io.Writer, rows []Row) {
 			}
 			caught = fmt.Sprintf("%d/%d", r.Caught, n)
 			delay, crossed = medianMax(r.Delays), medianMax(r.Crossed)
+			owed = fmt.Sprintf("%d/%d", r.Owed, n)
+			if r.Owed > 0 {
+				owedCaught = fmt.Sprintf("%d, %d", r.OwedCaught, r.InTime)
+			}
 		}
 		if r.Kind == "all" || !Harmful(r.Kind) {
 			notified = fmt.Sprintf("%d", r.Notified)
@@ -108,8 +123,8 @@ func WriteTable(w io.Writer, rows []Row) {
 		if len(servers) < 6 {
 			sv = fmt.Sprint(servers)
 		}
-		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Kind, r.Cases, sv,
-			pct(r.Top1, r.Cases), pct(r.Wrong, r.Cases), pct(r.NoDirection, r.Cases), pct(r.Missed, r.Cases), caught, delay, crossed, notified)
+		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Kind, r.Cases, sv,
+			pct(r.Top1, r.Cases), pct(r.Wrong, r.Cases), pct(r.NoDirection, r.Cases), pct(r.Missed, r.Cases), caught, delay, crossed, owed, owedCaught, notified)
 	}
 }
 
@@ -139,13 +154,25 @@ func WriteCases(w io.Writer, outs []Outcome) {
 		case o.Missed:
 			mark = "missed"
 		}
-		fmt.Fprintf(w, "%s %-26s L%d %-13s %-12s %s | %s | asked %s %s → %s %v %s | notified %d %v\n", o.Case.ID, o.Case.Kind, o.Case.Level,
-			o.Case.Model, o.Case.Instance, o.Case.Onset.Format("01-02 15:04"), alert, asked(o.Question), o.Question.To.Format("15:04:05"),
+		fmt.Fprintf(w, "%s %-26s L%d %-13s %-12s %s | lines %s | %s | asked %s %s → %s %v %s | notified %d %v\n", o.Case.ID, o.Case.Kind, o.Case.Level,
+			o.Case.Model, o.Case.Instance, o.Case.Onset.Format("01-02 15:04"), linesText(o), alert, asked(o.Question), o.Question.To.Format("15:04:05"),
 			o.Verdict, o.Causes, mark, o.Notifications, o.NotifiedBy)
 		if o.Err != "" {
 			fmt.Fprintf(w, "    error: %s\n", o.Err)
 		}
 	}
+}
+
+// linesText lists a case's lines as "rule +when due" after the onset ("none": under every line).
+func linesText(o Outcome) string {
+	if len(o.Lines) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, l := range o.Lines {
+		parts = append(parts, fmt.Sprintf("%s +%s", l.Rule, l.Held.Sub(o.Case.Onset)))
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
 }
 
 // asked names the subject a question narrowed to: its instance, or a GPU alert's node and GPU.

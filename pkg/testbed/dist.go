@@ -116,7 +116,10 @@ func sumCDF(q, c mixture, x float64) float64 {
 }
 
 // invert finds x with cdf(x) = p by bisection on a log scale; cdf must be non-decreasing.
-func invert(cdf func(float64) float64, p float64) float64 {
+func invert(cdf func(float64) float64, p float64) float64 { return invertWithin(cdf, p, 1e-12) }
+
+// invertWithin is invert to a relative precision rel.
+func invertWithin(cdf func(float64) float64, p, rel float64) float64 {
 	if p <= 0 || p >= 1 || math.IsNaN(p) {
 		return math.NaN()
 	}
@@ -124,7 +127,7 @@ func invert(cdf func(float64) float64, p float64) float64 {
 	if cdf(hi) < p {
 		return math.Inf(1)
 	}
-	for i := 0; i < 200 && hi/lo > 1+1e-12; i++ {
+	for i := 0; i < 200 && hi/lo > 1+rel; i++ {
 		mid := math.Sqrt(lo * hi)
 		if cdf(mid) >= p {
 			hi = mid

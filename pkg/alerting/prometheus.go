@@ -26,16 +26,13 @@ const (
 	RecErrors              = "inferscope:errors:ratio"
 	RecQueueShare          = "inferscope:queue_time:share"
 	RecNodeWarming         = "inferscope:node_warming"
-	// RecNodeInWarmup is the nodes within the warm-up window itself, without the rate window:
-	// the filter of the rules that read gauges (GPU memory).
-	RecNodeInWarmup    = "inferscope:node_in_warmup"
-	RecGPUMemory       = "inferscope:gpu_memory_used:ratio"
-	RecNodeQPS         = "inferscope:node_requests:rate"
-	RecNodeQPSDayMean  = "inferscope:node_requests:day_mean_rate"
-	RecNodeQPSBaseline = "inferscope:node_requests:baseline_rate"
-	RecCacheHits       = "inferscope:cache_hits:ratio"
-	RecCacheDayMean    = "inferscope:cache_hits:day_mean_ratio"
-	RecCacheBaseline   = "inferscope:cache_hits:baseline_ratio"
+	RecGPUMemory           = "inferscope:gpu_memory_used:ratio"
+	RecNodeQPS             = "inferscope:node_requests:rate"
+	RecNodeQPSDayMean      = "inferscope:node_requests:day_mean_rate"
+	RecNodeQPSBaseline     = "inferscope:node_requests:baseline_rate"
+	RecCacheHits           = "inferscope:cache_hits:ratio"
+	RecCacheDayMean        = "inferscope:cache_hits:day_mean_ratio"
+	RecCacheBaseline       = "inferscope:cache_hits:baseline_ratio"
 )
 
 // Long expressions and templates stay on one line in the YAML (yaml.v2 would fold them at 80
@@ -207,8 +204,7 @@ func (b *builder) recordings(service, gpu bool, available map[string]bool) []Pro
 		record(RecQueueShare, b.steady(fmt.Sprintf("%s\n/\n(%s + %s)", q, q, c)))
 	}
 	if service {
-		record(RecNodeWarming, b.nodeWarming(b.warmLookback()))
-		record(RecNodeInWarmup, b.nodeInWarmup())
+		record(RecNodeWarming, b.nodeWarming())
 	}
 	if gpu {
 		record(RecGPUMemory, b.gpuMemory())

@@ -243,44 +243,41 @@ func (b *builder) meanOf(m profile.Measure, g []string) string {
 }
 
 // Warm-up. A rate at t holds the samples of [t − rateWindow, t], so a sample warming up at s
-// taints every point until s + rateWindow: the filter of the rules on rates looks back
-// warmupWindow + rateWindow. A gauge (GPU memory) read at t is t's alone: its filter looks back
-// the warm-up window only, so a new version that fills the GPU pages once its warm-up is over,
-// not a rate window later (the brief's headline case).
+// taints every point until s + rateWindow: the filter looks back warmupWindow + rateWindow.
 func (b *builder) warmLookback() time.Duration { return b.p.WarmupWindow + b.p.RateWindow }
 
 // instanceWarming is 1 per instance that (re)started, reset a counter or first appeared within
 // the look-back (labels: instance).
-func (b *builder) instanceWarming(lookback time.Duration) string {
-	w := b.window(lookback)
+func (b *builder) instanceWarming() string {
+	w := b.window(b.warmLookback())
 	req := b.requestSelector()
 	inst := b.instance
 	parts := []string{}
 	if m, why := b.measure(profile.ProcessStart, profile.Gauge); why == "" {
 		parts = append(parts, fmt.Sprintf("((time() - max %s (%s)) < %s and %s (count %s (%s)))",
-			by(inst), selector(m.Metrics, "", m.Matchers), fmtSeconds(lookback), on(inst), by(inst), req))
+			by(inst), selector(m.Metrics, "", m.Matchers), fmtSeconds(b.warmLookback()), on(inst), by(inst), req))
 	}
 	parts = append(parts,
 		fmt.Sprintf("(sum %s (resets(%s%s)) > 0)", by(inst), req, w),
-		fmt.Sprintf("(count %s (%s) unless count %s (%s offset %s))", by(inst), req, by(inst), req, promDuration(lookback)),
+		fmt.Sprintf("(count %s (%s) unless count %s (%s offset %s))", by(inst), req, by(inst), req, promDuration(b.warmLookback())),
 	)
 	return strings.Join(parts, "\nor\n")
 }
 
 // modelWarming is 1 per instance and model whose load state was not ready at some point of the
 // look-back (labels: instance, model); "" when the server exports no load state.
-func (b *builder) modelWarming(lookback time.Duration) string {
+func (b *builder) modelWarming() string {
 	m, why := b.measure(profile.LoadState, profile.Gauge)
 	if why != "" {
 		return ""
 	}
-	return fmt.Sprintf("(min %s (min_over_time(%s%s)) < 1)", by(b.modelGroup()...), selector(m.Metrics, "", m.Matchers), b.window(lookback))
+	return fmt.Sprintf("(min %s (min_over_time(%s%s)) < 1)", by(b.modelGroup()...), selector(m.Metrics, "", m.Matchers), b.window(b.warmLookback()))
 }
 
 // steady drops the series of warming instances and models from a service expression.
 func (b *builder) steady(expr string) string {
-	out := "(\n" + indent(expr) + "\n)\nunless " + on(b.instance) + " (\n" + indent(b.instanceWarming(b.warmLookback())) + "\n)"
-	if mw := b.modelWarming(b.warmLookback()); mw != "" {
+	out := "(\n" + indent(expr) + "\n)\nunless " + on(b.instance) + " (\n" + indent(b.instanceWarming()) + "\n)"
+	if mw := b.modelWarming(); mw != "" {
 		out += "\nunless " + on(b.modelGroup()...) + " " + mw
 	}
 	return out
@@ -291,18 +288,14 @@ func (b *builder) nodeOf(expr string) string {
 	return fmt.Sprintf("label_replace(%s, %s, \"$1\", %s, %s)", expr, prom.Quote(NodeLabel), prom.Quote(b.instance), prom.Quote(hostRegex))
 }
 
-// nodeWarming is 1 per node with an instance or model warming within the look-back (labels:
-// NodeLabel): warmLookback for what reads rates, the warm-up window for gauges (nodeInWarmup).
-func (b *builder) nodeWarming(lookback time.Duration) string {
-	expr := "(\n" + indent(b.instanceWarming(lookback)) + "\n)"
-	if mw := b.modelWarming(lookback); mw != "" {
+// nodeWarming is 1 per node with a warming instance or model (labels: NodeLabel).
+func (b *builder) nodeWarming() string {
+	expr := "(\n" + indent(b.instanceWarming()) + "\n)"
+	if mw := b.modelWarming(); mw != "" {
 		expr += "\nor\nmax " + by(b.instance) + " " + mw
 	}
 	return fmt.Sprintf("max %s (%s)", by(NodeLabel), b.nodeOf("(\n"+indent(expr)+"\n)"))
 }
-
-// nodeInWarmup is nodeWarming over the warm-up window alone: the filter of the gauge rules.
-func (b *builder) nodeInWarmup() string { return b.nodeWarming(b.p.WarmupWindow) }
 
 // nodeQPS is the request rate per node (labels: NodeLabel).
 func (b *builder) nodeQPS() string {
@@ -443,12 +436,11 @@ func (b *builder) kvCacheByNode() string {
 
 // memoryAbove is the memory rules' signal above a line, per node and GPU: GPU memory used on
 // nodes without a KV-cache server; on nodes with one, the fullest KV cache, given to each of the
-// node's GPUs (so the alert keeps its GPU and links); nodes in their warm-up left out (gauges:
-// the warm-up window, no rate window).
+// node's GPUs (so the alert keeps its GPU and links); warming nodes left out.
 func (b *builder) memoryAbove(line float64) string {
 	kv := b.kvCacheByNode()
 	return fmt.Sprintf("(\n  (%s > %s unless %s %s)\n  or\n  (0 * %s + %s group_left () %s) > %s\n)\nunless %s %s",
-		RecGPUMemory, fmtFloat(line), on(NodeLabel), kv, RecGPUMemory, on(NodeLabel), kv, fmtFloat(line), on(NodeLabel), RecNodeInWarmup)
+		RecGPUMemory, fmtFloat(line), on(NodeLabel), kv, RecGPUMemory, on(NodeLabel), kv, fmtFloat(line), on(NodeLabel), RecNodeWarming)
 }
 
 // dayMeans averages expr over the same time-of-day window on each previous day, one series per
@@ -587,8 +579,7 @@ func (b *builder) gpuHardware(sig gpufields.Signal, expr func(n gpufields.Name, 
 
 // memorySignal is the memory rules' signal per node and GPU without recordings (the Grafana
 // rendering's query): GPU memory used, or on a node with a KV-cache server its fullest KV cache,
-// nodes where any server of the parameters is in its warm-up left out — memoryAbove without the
-// line.
+// nodes where any server of the parameters is warming left out — memoryAbove without the line.
 func (b *builder) memorySignal(p Params) string {
 	bs, err := newBuilders(p)
 	if err != nil {
@@ -598,7 +589,7 @@ func (b *builder) memorySignal(p Params) string {
 	for _, fb := range bs {
 		if fb.has(profile.Requests, profile.Counter) {
 			fb.server = ""
-			warming = append(warming, "("+fb.nodeInWarmup()+")")
+			warming = append(warming, "("+fb.nodeWarming()+")")
 		}
 	}
 	mem, kv := b.gpuMemory(), b.kvCacheByNode()

@@ -34,8 +34,9 @@ type ctx struct {
 func (c ctx) contextLabels(s spec) map[string]string {
 	out := map[string]string{}
 	if s.scope == ScopeGPU {
+		// The GPU's label comes with the series (GPULabel); a KV cache's memory alert on a node
+		// no GPU exporter reads has none, and a template for it would expand to nothing.
 		out[NodeOutLabel] = tmplLabel(c.node)
-		out[GPULabel] = tmplLabel("gpu")
 		return out
 	}
 	if c.model != "" {
@@ -61,7 +62,8 @@ func hostOfTemplate(instanceLabel string) string {
 // who names the alert's subject in a sentence.
 func (c ctx) who(s spec) string {
 	if s.scope == ScopeGPU {
-		return "GPU " + tmplLabel("gpu") + " on " + tmplLabel(c.node)
+		// A memory alert of a KV cache on a node no GPU exporter reads carries no GPU.
+		return "{{ with " + labelRef("gpu") + " }}GPU {{ . }}{{ else }}the GPUs{{ end }} on " + tmplLabel(c.node)
 	}
 	var parts []string
 	for _, l := range []string{c.model, c.version} {

@@ -28,8 +28,10 @@ func TestPromtoolMemoryOnKVCacheNodes(t *testing.T) {
 	preallocated := []interface{ write(int) []series }{busyGPU("node-v", 0, 0.93), busyGPU("node-v", 1, 0.93)}
 	kv := kvServer{node: "node-v", model: "llama", usage: stepAt(incidentAt+20, 0.6, 0.95)}
 	warn := kvServer{node: "node-w", model: "llama", usage: stepAt(incidentAt+20, 0.6, 0.88)}
+	// node-x runs vLLM with no GPU exporter: its KV cache is all that says its memory is full.
+	bare := kvServer{node: "node-x", model: "llama", usage: stepAt(incidentAt+20, 0.6, 0.95)}
 	fleet := append([]interface{ write(int) []series }{server("node-a:8000", "recsys"), svc("node-a:8000", "recsys", always(steady)...), full,
-		busyGPU("node-w", 0, 0.93), kv, warn}, preallocated...)
+		busyGPU("node-w", 0, 0.93), kv, warn, bare}, preallocated...)
 	firing := func(alert string) string {
 		return `count by (inferscope_node, gpu) (ALERTS{alertname="` + alert + `",alertstate="firing"})`
 	}
@@ -42,14 +44,46 @@ func TestPromtoolMemoryOnKVCacheNodes(t *testing.T) {
 				ExpSamples: []expSample{{`{inferscope_node="node-a", gpu="0"}`, 1}}},
 			// (the P1 leaves the range above 92 % to the P0 rule)
 			{Expr: firing("InferscopeGPUMemoryHigh"), EvalTime: evalAt(incidentAt + 10)},
-			// node-v's KV cache at 95 %: critical on each of its GPUs; node-w's at 88 %: high.
+			// node-v's KV cache at 95 %: critical on each of its GPUs, and on node-x, which has
+			// none to name; node-w's at 88 %: high.
 			{Expr: firing("InferscopeGPUMemoryCritical"), EvalTime: evalAt(incidentAt + 30),
-				ExpSamples: []expSample{{`{inferscope_node="node-a", gpu="0"}`, 1}, {`{inferscope_node="node-v", gpu="0"}`, 1}, {`{inferscope_node="node-v", gpu="1"}`, 1}}},
+				ExpSamples: []expSample{{`{inferscope_node="node-a", gpu="0"}`, 1}, {`{inferscope_node="node-v", gpu="0"}`, 1}, {`{inferscope_node="node-v", gpu="1"}`, 1}, {`{inferscope_node="node-x"}`, 1}}},
 			{Expr: firing("InferscopeGPUMemoryHigh"), EvalTime: evalAt(incidentAt + 30),
 				ExpSamples: []expSample{{`{inferscope_node="node-w", gpu="0"}`, 1}}},
 			// The forecast leaves the pre-allocating nodes out as well.
 			{Expr: `count(ALERTS{alertname="InferscopeGPUMemoryForecast",inferscope_node=~"node-v|node-w"})`, EvalTime: evalAt(incidentAt + 30)},
 		},
 	}
+	// Its alert names the node and no GPU.
+	s, _ := specByID("gpumem-p0")
+	bareLabels := ruleLabels(p, s)
+	bareLabels[NodeLabel], bareLabels[NodeOutLabel] = "node-x", "node-x"
+	var exp []expAlert
+	at := incidentAt + 30
+	for _, g := range []struct {
+		node string
+		gpu  int
+	}{{"node-a", 0}, {"node-v", 0}, {"node-v", 1}} {
+		value := map[string]string{"node-a": "93%", "node-v": "95%"}[g.node]
+		models, qps := "none found", 0.0
+		if g.node == "node-a" {
+			models, qps = "recsys v1; ", 1000.0/60
+		}
+		a := gpuAnnotations(p, "gpumem-p0", at, g.node, g.gpu, "memory "+value+" used", value, qps, models)
+		if qps == 0 {
+			a["qps"] = "no traffic"
+		}
+		exp = append(exp, expAlert{gpuLabels(p, "gpumem-p0", g.node, g.gpu), a})
+	}
+	exp = append(exp, expAlert{bareLabels, map[string]string{
+		"summary":     "the GPUs on node-x: memory 95% used",
+		"description": description(p, "gpumem-p0"),
+		"value":       "95%",
+		"qps":         "no traffic",
+		"models":      "none found",
+		"dashboard":   link(p, at, "&var-instance=node-x&var-gpu="),
+		"triage":      triageLink(at, "&node=node-x&gpu="),
+	}})
+	test.AlertRuleTest = []alertCase{{EvalTime: evalAt(at), Alertname: "InferscopeGPUMemoryCritical", ExpAlerts: exp}}
 	runPromtool(t, p, []promtoolTest{test})
 }

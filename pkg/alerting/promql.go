@@ -436,11 +436,13 @@ func (b *builder) kvCacheByNode() string {
 
 // memoryAbove is the memory rules' signal above a line, per node and GPU: GPU memory used on
 // nodes without a KV-cache server; on nodes with one, the fullest KV cache, given to each of the
-// node's GPUs (so the alert keeps its GPU and links); warming nodes left out.
+// node's GPUs (so the alert keeps its GPU and links), or to the node alone where no GPU series
+// is read (the server exports its KV cache without any GPU exporter); warming nodes left out.
 func (b *builder) memoryAbove(line float64) string {
 	kv := b.kvCacheByNode()
-	return fmt.Sprintf("(\n  (%s > %s unless %s %s)\n  or\n  (0 * %s + %s group_left () %s) > %s\n)\nunless %s %s",
-		RecGPUMemory, fmtFloat(line), on(NodeLabel), kv, RecGPUMemory, on(NodeLabel), kv, fmtFloat(line), on(NodeLabel), RecNodeWarming)
+	return fmt.Sprintf("(\n  (%s > %s unless %s %s)\n  or\n  (0 * %s + %s group_left () %s) > %s\n  or\n  (%s > %s unless %s %s)\n)\nunless %s %s",
+		RecGPUMemory, fmtFloat(line), on(NodeLabel), kv, RecGPUMemory, on(NodeLabel), kv, fmtFloat(line),
+		kv, fmtFloat(line), on(NodeLabel), RecGPUMemory, on(NodeLabel), RecNodeWarming)
 }
 
 // dayMeans averages expr over the same time-of-day window on each previous day, one series per
@@ -593,7 +595,7 @@ func (b *builder) memorySignal(p Params) string {
 		}
 	}
 	mem, kv := b.gpuMemory(), b.kvCacheByNode()
-	expr := fmt.Sprintf("(\n  (%s unless %s %s)\n  or\n  (0 * %s + %s group_left () %s)\n)", mem, on(NodeLabel), kv, mem, on(NodeLabel), kv)
+	expr := fmt.Sprintf("(\n  (%s unless %s %s)\n  or\n  (0 * %s + %s group_left () %s)\n  or\n  (%s unless %s %s)\n)", mem, on(NodeLabel), kv, mem, on(NodeLabel), kv, kv, on(NodeLabel), mem)
 	if len(warming) > 0 {
 		expr += fmt.Sprintf("\nunless %s (\n%s\n)", on(NodeLabel), indent(strings.Join(warming, "\nor\n")))
 	}

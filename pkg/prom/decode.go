@@ -45,7 +45,8 @@ type decoder struct {
 	num          []byte  // scratch: a timestamp's text
 	points       []Point // scratch: the series being read
 	seriesLabels Labels  // the series being read, for messages
-	grid         *grid   // a range query's grid, to place the points on (RangeQuery.OnGrid)
+	grid         *grid    // a range query's grid, to place the points on (RangeQuery.OnGrid)
+	written      []uint64 // scratch, on a grid: the positions of the series being read that hold a point
 }
 
 // grid is a range query's evaluation times: start + i·step for i < n, in milliseconds.
@@ -219,7 +220,11 @@ func (d *decoder) matrix(it *jsoniter.Iterator) []Series {
 				s.Values[i] = math.NaN()
 			}
 		}
-		placed, last := 0, -1 // on a grid: the points read, the last position written
+		placed := 0 // on a grid: the points read
+		if d.grid != nil {
+			d.written = slices.Grow(d.written[:0], (d.grid.n+63)/64)[:(d.grid.n+63)/64]
+			clear(d.written)
+		}
 		it.ReadObjectCB(func(it *jsoniter.Iterator, key string) bool {
 			switch key {
 			case "metric":
@@ -230,10 +235,11 @@ func (d *decoder) matrix(it *jsoniter.Iterator) []Series {
 						ms, v := d.gridPair(it)
 						if placed++; d.maxPoints > 0 && placed > d.maxPoints {
 							extra++
-						} else if i := d.grid.index(ms); i > last {
-							// Ascending, as Prometheus writes them: a repeated time keeps its first
-							// value, as lining a list of points up on the grid does.
-							s.Values[i], last = v, i
+						} else if i := d.grid.index(ms); i >= 0 && d.written[i/64]&(1<<(i%64)) == 0 {
+							// A repeated time keeps its first value, as lining a list of points up on
+							// the grid does, whatever order the points come in.
+							s.Values[i] = v
+							d.written[i/64] |= 1 << (i % 64)
 						}
 						return d.err == nil && it.Error == nil
 					})

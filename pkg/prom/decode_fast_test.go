@@ -172,7 +172,8 @@ func checkOnGrid(t *testing.T, body string, g grid, maxPoints int) {
 
 // TestDecodeOnGrid: a range answer placed on its grid as it is decoded holds what lining its
 // listed points up on the grid gives: missing points NaN, points off the grid or outside it
-// left out, a repeated time its first value; the limits and refusals are the same.
+// left out, a repeated time its first value, in whatever order the points come; the limits and
+// refusals are the same.
 func TestDecodeOnGrid(t *testing.T) {
 	matrix := func(result string) string {
 		return `{"status":"success","data":{"resultType":"matrix","result":[` + result + `]}}`
@@ -185,6 +186,7 @@ func TestDecodeOnGrid(t *testing.T) {
 		matrix(`{"metric":{"a":"1"},"values":[[1700000060,"1"],[1700000060,"2"],[1700000120,"3"]]}`),
 		matrix(`{"metric":{"a":"1"},"values":[[1700000000,"1"],[1700000060,"2"],[1700000120,"3"],[1700000180,"4"],[1700000240,"5"],[1700000300,"6"]]}`),
 		matrix(`{"metric":{"a":"1"},"values":[[1700000000,"fast"]]}`),
+		matrix(`{"metric":{"a":"1"},"values":[[1700000120,"3"],[1700000000,"1"],[1700000120,"4"],[1700000060,"NaN"],[1700000060,"2"]]}`),
 		`{"status":"success","data":{"resultType":"vector","result":[{"metric":{"a":"b"},"value":[1700000000,"3"]}]}}`,
 	} {
 		checkOnGrid(t, body, g, 5)

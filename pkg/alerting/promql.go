@@ -434,15 +434,21 @@ func (b *builder) kvCacheByNode() string {
 	return fmt.Sprintf("max %s (%s)", by(NodeLabel), b.nodeOf(selector(engine.KVCacheNames(), "", nil)))
 }
 
-// memoryAbove is the memory rules' signal above a line, per node and GPU: GPU memory used on
-// nodes without a KV-cache server; on nodes with one, the fullest KV cache, given to each of the
-// node's GPUs (so the alert keeps its GPU and links), or to the node alone where no GPU series
-// is read (the server exports its KV cache without any GPU exporter); warming nodes left out.
+// memoryAbove is the memory rules' signal above a line, per node and GPU (memoryUnion of the
+// recorded GPU memory), warming nodes left out. The union's branches are disjoint by node, so
+// the line may be drawn after it.
 func (b *builder) memoryAbove(line float64) string {
-	kv := b.kvCacheByNode()
-	return fmt.Sprintf("(\n  (%s > %s unless %s %s)\n  or\n  (0 * %s + %s group_left () %s) > %s\n  or\n  (%s > %s unless %s %s)\n)\nunless %s %s",
-		RecGPUMemory, fmtFloat(line), on(NodeLabel), kv, RecGPUMemory, on(NodeLabel), kv, fmtFloat(line),
-		kv, fmtFloat(line), on(NodeLabel), RecGPUMemory, on(NodeLabel), RecNodeWarming)
+	return fmt.Sprintf("(\n%s\n) > %s\nunless %s %s",
+		indent(memoryUnion(RecGPUMemory, b.kvCacheByNode())), fmtFloat(line), on(NodeLabel), RecNodeWarming)
+}
+
+// memoryUnion is the memory rules' one signal, per node and GPU: GPU memory used (mem) on nodes
+// without a KV-cache server; on nodes with one, the fullest KV cache (kv), given to each of the
+// node's GPUs (so the alert keeps its GPU and links), or to the node alone where no GPU series
+// is read (the server exports its KV cache without any GPU exporter).
+func memoryUnion(mem, kv string) string {
+	return fmt.Sprintf("(%s unless %s %s)\nor\n(0 * %s + %s group_left () %s)\nor\n(%s unless %s %s)",
+		mem, on(NodeLabel), kv, mem, on(NodeLabel), kv, kv, on(NodeLabel), mem)
 }
 
 // dayMeans averages expr over the same time-of-day window on each previous day, one series per
@@ -580,8 +586,8 @@ func (b *builder) gpuHardware(sig gpufields.Signal, expr func(n gpufields.Name, 
 }
 
 // memorySignal is the memory rules' signal per node and GPU without recordings (the Grafana
-// rendering's query): GPU memory used, or on a node with a KV-cache server its fullest KV cache,
-// nodes where any server of the parameters is warming left out — memoryAbove without the line.
+// rendering's query): memoryUnion of the GPU memory read raw, nodes where any server of the
+// parameters is warming left out — memoryAbove without the line.
 func (b *builder) memorySignal(p Params) string {
 	bs, err := newBuilders(p)
 	if err != nil {
@@ -594,8 +600,7 @@ func (b *builder) memorySignal(p Params) string {
 			warming = append(warming, "("+fb.nodeWarming()+")")
 		}
 	}
-	mem, kv := b.gpuMemory(), b.kvCacheByNode()
-	expr := fmt.Sprintf("(\n  (%s unless %s %s)\n  or\n  (0 * %s + %s group_left () %s)\n  or\n  (%s unless %s %s)\n)", mem, on(NodeLabel), kv, mem, on(NodeLabel), kv, kv, on(NodeLabel), mem)
+	expr := "(\n" + indent(memoryUnion(b.gpuMemory(), b.kvCacheByNode())) + "\n)"
 	if len(warming) > 0 {
 		expr += fmt.Sprintf("\nunless %s (\n%s\n)", on(NodeLabel), indent(strings.Join(warming, "\nor\n")))
 	}

@@ -41,10 +41,10 @@ type decoder struct {
 	status       string
 	errorType    string
 	errorMsg     string
-	pendingData  []byte  // a result that came before its resultType, read once the type is known
-	num          []byte  // scratch: a timestamp's text
-	points       []Point // scratch: the series being read
-	seriesLabels Labels  // the series being read, for messages
+	pendingData  []byte   // a result that came before its resultType, read once the type is known
+	num          []byte   // scratch: a timestamp's text
+	points       []Point  // scratch: the series being read
+	seriesLabels Labels   // the series being read, for messages
 	grid         *grid    // a range query's grid, to place the points on (RangeQuery.OnGrid)
 	written      []uint64 // scratch, on a grid: the positions of the series being read that hold a point
 }

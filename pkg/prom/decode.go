@@ -127,8 +127,25 @@ func decodeAnswerOn(r io.Reader, endpoint, where string, maxSeries, maxPoints in
 	return a, nil
 }
 
+// fieldName is the field a key names as client_golang's decoding (encoding/json's rules, which
+// this decoder answers as) matches it: the name itself, else one it equals under Unicode case
+// folding ("Warnings" is warnings); a key that names none is returned as it is.
+func fieldName(key string, names ...string) string {
+	for _, n := range names {
+		if key == n {
+			return n
+		}
+	}
+	for _, n := range names {
+		if strings.EqualFold(key, n) {
+			return n
+		}
+	}
+	return key
+}
+
 func (d *decoder) envelopeField(it *jsoniter.Iterator, key string, a *answer) {
-	switch key {
+	switch fieldName(key, "status", "errorType", "error", "warnings", "infos", "data") {
 	case "status":
 		d.status = it.ReadString()
 	case "errorType":
@@ -152,7 +169,7 @@ func (d *decoder) envelopeField(it *jsoniter.Iterator, key string, a *answer) {
 }
 
 func (d *decoder) dataField(it *jsoniter.Iterator, key string, a *answer) {
-	switch key {
+	switch fieldName(key, "resultType", "result") {
 	case "resultType":
 		a.resultType = it.ReadString()
 	case "result":
@@ -226,7 +243,7 @@ func (d *decoder) matrix(it *jsoniter.Iterator) []Series {
 			clear(d.written)
 		}
 		it.ReadObjectCB(func(it *jsoniter.Iterator, key string) bool {
-			switch key {
+			switch fieldName(key, "metric", "values", "histograms") {
 			case "metric":
 				d.labels(it, s.Labels)
 			case "values":
@@ -280,7 +297,7 @@ func (d *decoder) vector(it *jsoniter.Iterator) []Sample {
 		d.seriesLabels = s.Labels
 		hasValue := false
 		it.ReadObjectCB(func(it *jsoniter.Iterator, key string) bool {
-			switch key {
+			switch fieldName(key, "metric", "value", "histogram") {
 			case "metric":
 				d.labels(it, s.Labels)
 			case "value":

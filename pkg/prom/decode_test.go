@@ -107,7 +107,7 @@ func TestDecodeAnswerRefuses(t *testing.T) {
 		{"a sample of three", matrix(`{"metric":{},"values":[[1,"2","3"]]}`), 0, 0, KindNotPrometheus, 0, []string{"more than [timestamp, value]"}},
 		{"a sample without a value", `{"status":"success","data":{"resultType":"vector","result":[{"metric":{"a":"b"}}]}}`, 0, 0,
 			KindNotPrometheus, 0, []string{`a sample without a value for {a="b"}`}},
-		{"no result", `{"status":"success","DATA":{"resultType":"scalar","result":[1,"1"]}}`, 0, 0, KindNotPrometheus, 0, []string{"answered query_range with an unexpected result type (nothing)"}},
+		{"no result", `{"status":"success","datum":{"resultType":"scalar","result":[1,"1"]}}`, 0, 0, KindNotPrometheus, 0, []string{"answered query_range with an unexpected result type (nothing)"}},
 		{"an unknown result type", `{"status":"success","data":{"resultType":"tensor","result":[]}}`, 0, 0, KindNotPrometheus, 0, []string{`unknown result type "tensor"`}},
 		{"an empty label name", matrix(`{"metric":{"":"x"},"values":[]}`), 0, 0, KindNotPrometheus, 0, []string{"invalid label name"}},
 		{"more points than the range holds", matrix(`{"metric":{"a":"1"},"values":[[1,"1"],[2,"1"],[3,"1"]]}`), 0, 2,
@@ -205,6 +205,9 @@ func FuzzDecodeAnswer(f *testing.F) {
 		`{"status":"error","errorType":"bad_data","error":"x"}`,
 		`{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[[1,"2"]]}]}} x`,
 		`null`, `[]`, `{`,
+		// Keys in another case are read as client_golang reads them (encoding/json's folding).
+		`{"Status":"success","DATA":{"ResultType":"vector","RESULT":[{"Metric":{"a":"b"},"VALUE":[1,"2"]}]},"wArnings":["w"],"INFOS":["i"]}`,
+		`{"status":"success","data":{"resultType":"vector","result":[{"METRIC":{"a":"b"},"Value":[1,"2"]}]},"ſtatus":"success"}`,
 	} {
 		f.Add([]byte(seed))
 	}

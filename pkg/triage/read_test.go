@@ -69,41 +69,6 @@ func TestScoreMemoryClimbOnTheGPUAsked(t *testing.T) {
 	}
 }
 
-// TestScoreKVClimbOnTheNodeAsked: asked about node-d (the memory alert's link: it pages on the KV
-// cache of a server that pre-allocates its memory, here with no GPU series at all), a KV cache
-// that climbed from 24 % to a 95 % peak in the window is the pressure the alert paged on, the
-// model's own, before any request was preempted. A warming instance fills its cache as it
-// starts (weighed half: not diagnosed), a cache standing at 93 % through the hour before did not
-// climb, and a model question leaves it a symptom (no direction), as GPU memory.
-func TestScoreKVClimbOnTheNodeAsked(t *testing.T) {
-	climb := func(in *Instance) { in.KVCache, in.KVCachePeak, in.Preemption = Pair{0.24, 0.30}, 0.95, Pair{0, 0} }
-	node := func(mutate func(in *Instance)) *NodeReadings {
-		rd := readings("", func(_ *Subject, in *Instance) { mutate(in) })
-		rd.Node = "node-a"
-		rd.Subjects, rd.Instances = rd.Subjects[:1], rd.Instances[:1]
-		return &NodeReadings{Node: "node-a", Window: Span{tFrom, tEnd}, Before: Span{tFrom.Add(-time.Hour), tFrom}, Models: []*Readings{rd}}
-	}
-	r := ScoreNode(node(climb), DefaultThresholds())
-	t.Logf("node: %s %s", r.Verdict, causeList(&r))
-	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseKVCache || r.Causes[0].Model != "m" || !strings.Contains(r.Causes[0].Summary, "the KV cache of m on node-a:8000 climbed past its 92 % critical line") {
-		t.Errorf("want kv_cache of m: %s %+v", r.Verdict, r.Causes)
-	}
-	warm := node(func(in *Instance) {
-		climb(in)
-		in.Warmup = []Warmup{{Start: tEnd.Add(-4 * time.Minute), End: tEnd.Add(-2 * time.Minute), Reason: "counter reset"}}
-	})
-	if r := ScoreNode(warm, DefaultThresholds()); r.Verdict == Diagnosed && r.Causes[0].ID == CauseKVCache {
-		t.Errorf("a warming instance's cache diagnosed: %s", causeList(&r))
-	}
-	standing := node(func(in *Instance) { in.KVCache, in.KVCachePeak = Pair{0.93, 0.935}, 0.95 })
-	if r := ScoreNode(standing, DefaultThresholds()); r.Verdict == Diagnosed && r.Causes[0].ID == CauseKVCache {
-		t.Errorf("a standing cache diagnosed: %s", causeList(&r))
-	}
-	if r := Score(readings("", func(_ *Subject, in *Instance) { climb(in) }), DefaultThresholds()); r.Verdict == Diagnosed {
-		t.Errorf("a model question diagnosed the cache without preemptions: %s", causeList(&r))
-	}
-}
-
 // TestScoreTrafficSpreadFromALostInstance: node-b stopped serving and its 100 req/s spread over
 // the three others (each 1.33×, the model's total unchanged). Asked about node-a (where the
 // latency alert fired), the others' gain does not hide node-b's loss: node-a's extra traffic is

@@ -409,7 +409,6 @@ func instanceCauses(rd *Readings, in *Instance, th Thresholds) []candidate {
 	add(lostCapacityCause(rd, in))
 	add(kvExhaustedCause(in, th))
 	add(memoryClimbCause(rd, in, th))
-	add(kvClimbCause(rd, in, th))
 	return out
 }
 
@@ -431,24 +430,6 @@ func memoryClimbCause(rd *Readings, in *Instance, th Thresholds) (candidate, boo
 		summary: fmt.Sprintf("GPU memory on %s climbed past its %.0f %% critical line in the window: %.1f %% at its peak, %.1f %% on average, %.1f %% in the hour before; near the card's limit allocations fail or reallocate before the latency shows it",
 			gpuText(rd, in.Node), th.GPUMemCrit*100, in.GPUMemPeak*100, in.GPUMem.Now*100, in.GPUMem.Before*100),
 		evidence: []Evidence{ev("GPU memory used", "percentunit", in.GPUMem, fmt.Sprintf("peak %.1f %%; critical %.0f %%", in.GPUMemPeak*100, th.GPUMemCrit*100))}}, true
-}
-
-// kvClimbCause is memoryClimbCause for a server that pre-allocates its memory: in a question
-// about a node (the memory alert's link, which pages on the KV cache there), a KV cache that
-// climbed past its critical line in the window — up at least climbLine from the hour before —
-// is the memory pressure the alert paged on, before preemptions or the latency show it
-// (kvExhaustedCause, with preemptions, is the surer reading). A warming instance weighs half: a
-// server fills its cache as it warms up.
-func kvClimbCause(rd *Readings, in *Instance, th Thresholds) (candidate, bool) {
-	if rd.Node == "" || !(in.KVCachePeak >= th.KVCacheCrit) || !(in.KVCachePeak-in.KVCache.Before >= climbLine) {
-		return candidate{}, false
-	}
-	return candidate{id: CauseKVCache, instance: in.Name,
-		score: (0.6 + 0.3*grade(in.KVCachePeak, th.KVCacheCrit, 1)) * warmHalf(warming(rd, in)),
-		summary: fmt.Sprintf("the KV cache of %s on %s climbed past its %.0f %% critical line in the window: %.1f %% at its peak, %.1f %% on average, %.1f %% in the hour before; near full, the scheduler preempts requests (recomputes or swaps them) before the latency shows it",
-			subjectText(rd.Model, rd.Version), in.Name, th.KVCacheCrit*100, in.KVCachePeak*100, in.KVCache.Now*100, in.KVCache.Before*100),
-		evidence: []Evidence{ev("KV-cache usage", "percentunit", in.KVCache, fmt.Sprintf("peak %.1f %%; critical %.0f %%", in.KVCachePeak*100, th.KVCacheCrit*100)),
-			ev("preemptions per request", "percentunit", in.Preemption, notMeasuredNote(in.Preemption))}}, true
 }
 
 // kvExhaustedCause: the KV cache past its critical line at some point of the window while

@@ -138,6 +138,45 @@ func TestScoreInPlaceUpgradeMemoryCliff(t *testing.T) {
 	}
 }
 
+// TestScoreUpgradeMemoryBeforeItsLatency: the same headline case asked minutes after the deploy,
+// when the new version's samples are still the warm-up's (dropped) and only the memory speaks:
+// the node's fullest GPU at 97.6 % at the window's end, 75 % in the hour before, and v2 deployed
+// on node-a 3 minutes before the end. The version is the change that came with the memory: a
+// regression of v2, diagnosed. Not without the deploy (a restart alone: no direction), not with
+// the memory under its critical line at the end (a load that peaked on its way), not where the
+// memory stood past its warning line before the deploy, not on a server judged by its KV cache.
+func TestScoreUpgradeMemoryBeforeItsLatency(t *testing.T) {
+	upgrade := func(mutate func(rd *Readings, in *Instance)) Report {
+		rd := readings("", func(_ *Subject, in *Instance) {
+			in.GPUMem, in.GPUMemPeak, in.GPUMemLast = Pair{0.75, 0.78}, 0.976, 0.976
+			in.Warmup = []Warmup{{Start: tEnd.Add(-4 * time.Minute), End: tEnd.Add(-2 * time.Minute), Reason: "process restarted"}}
+		})
+		rd.Deploys, rd.DeploysRead = []Deploy{{Instance: "node-a:8000", Version: "v2", At: tEnd.Add(-3 * time.Minute)}}, true
+		if mutate != nil {
+			mutate(rd, &rd.Instances[0])
+		}
+		return Score(rd, DefaultThresholds())
+	}
+	r := upgrade(nil)
+	t.Logf("%s: %s; %s", r.Verdict, causeList(&r), r.Summary)
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseModelRegression || r.Causes[0].Version != "v2" || r.Causes[0].Instance != "node-a:8000" ||
+		!strings.Contains(r.Causes[0].Summary, "needs more GPU memory than the version it replaced: since its deploy node-a is at 97.6 %") {
+		t.Fatalf("want v2's regression on node-a: %s %s", r.Verdict, causeList(&r))
+	}
+	for name, mutate := range map[string]func(rd *Readings, in *Instance){
+		"a restart, no deploy":      func(rd *Readings, _ *Instance) { rd.Deploys = nil },
+		"a deploy days ago":         func(rd *Readings, _ *Instance) { rd.Deploys[0].At = tFrom.Add(-6 * time.Hour) },
+		"under the line at the end": func(_ *Readings, in *Instance) { in.GPUMemLast = 0.84 },
+		"past the warning before":   func(_ *Readings, in *Instance) { in.GPUMem.Before = 0.88 },
+		"judged by its KV cache":    func(_ *Readings, in *Instance) { in.KVCache = Pair{0.5, 0.5} },
+		"another instance's deploy": func(rd *Readings, _ *Instance) { rd.Deploys[0].Instance = "node-b:8000" },
+	} {
+		if r := upgrade(mutate); len(r.Causes) > 0 && r.Causes[0].ID == CauseModelRegression && strings.Contains(r.Causes[0].Summary, "needs more GPU memory") {
+			t.Errorf("%s: %s %s", name, r.Verdict, causeList(&r))
+		}
+	}
+}
+
 // TestScoreComputeWithoutMemoryData (symptom 3): compute ×3.6 with the queue flat and no GPU
 // memory data is the compute segment's diagnosis, "compute", not no direction; the report says
 // what was not measured.

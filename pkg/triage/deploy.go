@@ -188,6 +188,37 @@ func regressionCause(rd *Readings, s Subject, th Thresholds, who string) (candid
 			ev("P95 latency", "s", s.P95, "")}}, true
 }
 
+// deployMemoryCause: a version deployed on the instance since the hour before the window, and
+// the node's fullest GPU now past its critical memory line where it was under the warning line
+// in that hour — the brief's headline case, an in-place upgrade whose new version needs more
+// memory than the card has. It is read from the memory at the window's last point, after the new
+// version loaded (a load may peak higher on its way), and needs no latency of the new version:
+// its warm-up's samples are dropped, and the cliff comes before they return. The version is the
+// change that came with the memory; the summary says what was read, so a co-tenant's memory rising
+// at the same moment can be told apart. Servers that pre-allocate (a KV cache read) are judged by
+// their cache instead.
+func deployMemoryCause(rd *Readings, in *Instance, th Thresholds) (candidate, bool) {
+	if finite(in.KVCache.Now) || !(in.GPUMemLast >= th.GPUMemCrit) || !(in.GPUMem.Before < th.GPUMemWarn) {
+		return candidate{}, false
+	}
+	var d *Deploy
+	for i := range rd.Deploys {
+		x := &rd.Deploys[i]
+		if x.Instance == in.Name && x.At.After(rd.Before.Start) && !x.At.After(rd.Window.End) && (d == nil || x.At.After(d.At)) {
+			d = x
+		}
+	}
+	if d == nil {
+		return candidate{}, false
+	}
+	return candidate{id: CauseModelRegression, instance: in.Name, version: d.Version,
+		score: 0.6 + 0.3*grade(in.GPUMemLast, th.GPUMemCrit, 1),
+		summary: fmt.Sprintf("%s (deployed %s) needs more GPU memory than the version it replaced: since its deploy %s is at %.1f %%, past its %.0f %% critical line, where it held %.1f %% in the hour before",
+			subjectText(rd.Model, d.Version)+" on "+in.Name, d.At.UTC().Format("2006-01-02 15:04 UTC"), gpuText(rd, in.Node), in.GPUMemLast*100, th.GPUMemCrit*100, in.GPUMem.Before*100),
+		evidence: []Evidence{ev("GPU memory used (the node's fullest GPU): the hour before vs the window's last point", "percentunit", Pair{in.GPUMem.Before, in.GPUMemLast},
+			fmt.Sprintf("deployed %s; peak %.1f %% in the window", d.At.UTC().Format("15:04"), in.GPUMemPeak*100))}}, true
+}
+
 func pick(c bool, a, b float64) float64 {
 	if c {
 		return a

@@ -77,6 +77,9 @@ type Instance struct {
 	// lowest utilisation of any GPU at any point, and the highest memory ratio in the window.
 	GPUMem, GPUUtil Pair
 	GPUMemPeak      float64
+	// GPUMemLast is the fullest GPU's memory at the window's last point (NaN where not read):
+	// where a version was deployed in the window, what the new version holds after its load.
+	GPUMemLast float64
 	// WentIdle are the node's GPUs that worked at every point of the hour before (utilisation
 	// above 0) and sat at zero from some point of the window to its end (idleAtEnd).
 	WentIdle []string
@@ -323,7 +326,7 @@ func (r *reader) readInstances(ctx context.Context) ([]string, error) {
 			l = math.NaN()
 		}
 		rd.Instances = append(rd.Instances, Instance{Name: n, Node: nodeOf(n), QPS: q, QPSBaseline: math.NaN(), QPSLast: l,
-			GPUMem: nanPair(), GPUUtil: nanPair(), GPUMemPeak: math.NaN(), XID: nanPair(), ECCUncorrected: nanPair(), ECCCorrected: nanPair(),
+			GPUMem: nanPair(), GPUUtil: nanPair(), GPUMemPeak: math.NaN(), GPUMemLast: math.NaN(), XID: nanPair(), ECCUncorrected: nanPair(), ECCCorrected: nanPair(),
 			CacheHit: nanPair(), Waiting: nanPair(), QueueDepth: nanPair(), Preemption: nanPair(), InputMean: nanPair(),
 			BatchSize: nanPair(), Confidence: nanPair(), Fallback: nanPair(), WaitingDeferred: nanPair(), KVCache: nanPair(),
 			KVCachePeak: math.NaN(), PreemptionPeak: math.NaN()})
@@ -565,6 +568,7 @@ func (r *reader) gpuJob(instances []string) func(context.Context) error {
 				m := across(mem, math.Max)
 				in.GPUMem = r.pair(m, mean)
 				in.GPUMemPeak = r.pair(m, maxOf).Now
+				in.GPUMemLast = r.pair(m, lastOf).Now
 			}
 			if util := byNode[in.Node+"|util"]; len(util) > 0 {
 				in.GPUUtil = r.pair(across(util, math.Min), minOf)

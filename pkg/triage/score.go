@@ -409,6 +409,7 @@ func instanceCauses(rd *Readings, in *Instance, th Thresholds) []candidate {
 	add(lostCapacityCause(rd, in))
 	add(kvExhaustedCause(in, th))
 	add(memoryClimbCause(rd, in, th))
+	add(deployMemoryCause(rd, in, th))
 	return out
 }
 

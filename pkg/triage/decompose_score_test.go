@@ -142,9 +142,11 @@ func TestScoreInPlaceUpgradeMemoryCliff(t *testing.T) {
 // when the new version's samples are still the warm-up's (dropped) and only the memory speaks:
 // the node's fullest GPU at 97.6 % at the window's end, 75 % in the hour before, and v2 deployed
 // on node-a 3 minutes before the end. The version is the change that came with the memory: a
-// regression of v2, diagnosed. Not without the deploy (a restart alone: no direction), not with
-// the memory under its critical line at the end (a load that peaked on its way), not where the
-// memory stood past its warning line before the deploy, not on a server judged by its KV cache.
+// regression of v2, diagnosed; also where the hour before stood at 88 %, past the warning line
+// (an earlier incident on the node), since the memory climbed from there. Not without the deploy
+// (a restart alone: no direction), not with the memory under its critical line at the end (a load
+// that peaked on its way), not where it stood past the critical line before the deploy or rose
+// less than 5 points, not on a server judged by its KV cache.
 func TestScoreUpgradeMemoryBeforeItsLatency(t *testing.T) {
 	upgrade := func(mutate func(rd *Readings, in *Instance)) Report {
 		rd := readings("", func(_ *Subject, in *Instance) {
@@ -163,11 +165,15 @@ func TestScoreUpgradeMemoryBeforeItsLatency(t *testing.T) {
 		!strings.Contains(r.Causes[0].Summary, "needs more GPU memory than the version it replaced: since its deploy node-a is at 97.6 %") {
 		t.Fatalf("want v2's regression on node-a: %s %s", r.Verdict, causeList(&r))
 	}
+	if r := upgrade(func(_ *Readings, in *Instance) { in.GPUMem.Before = 0.88 }); r.Verdict != Diagnosed || r.Causes[0].ID != CauseModelRegression {
+		t.Errorf("from 88 %% before: %s %s", r.Verdict, causeList(&r))
+	}
 	for name, mutate := range map[string]func(rd *Readings, in *Instance){
 		"a restart, no deploy":      func(rd *Readings, _ *Instance) { rd.Deploys = nil },
 		"a deploy days ago":         func(rd *Readings, _ *Instance) { rd.Deploys[0].At = tFrom.Add(-6 * time.Hour) },
 		"under the line at the end": func(_ *Readings, in *Instance) { in.GPUMemLast = 0.84 },
-		"past the warning before":   func(_ *Readings, in *Instance) { in.GPUMem.Before = 0.88 },
+		"past the critical before":  func(_ *Readings, in *Instance) { in.GPUMem.Before = 0.93 },
+		"up less than 5 points":     func(_ *Readings, in *Instance) { in.GPUMem.Before, in.GPUMemLast = 0.9, 0.93 },
 		"judged by its KV cache":    func(_ *Readings, in *Instance) { in.KVCache = Pair{0.5, 0.5} },
 		"another instance's deploy": func(rd *Readings, _ *Instance) { rd.Deploys[0].Instance = "node-b:8000" },
 	} {

@@ -189,8 +189,8 @@ func regressionCause(rd *Readings, s Subject, th Thresholds, who string) (candid
 }
 
 // deployMemoryCause: a version deployed on the instance since the hour before the window, and
-// the node's fullest GPU now past its critical memory line where it was under the warning line
-// in that hour — the brief's headline case, an in-place upgrade whose new version needs more
+// the node's fullest GPU now past its critical memory line, where it was under that line in that
+// hour and at least climbLine lower — the brief's headline case, an in-place upgrade whose new version needs more
 // memory than the card has. It is read from the memory at the window's last point, after the new
 // version loaded (a load may peak higher on its way), and needs no latency of the new version:
 // its warm-up's samples are dropped, and the cliff comes before they return. The version is the
@@ -198,7 +198,7 @@ func regressionCause(rd *Readings, s Subject, th Thresholds, who string) (candid
 // at the same moment can be told apart. Servers that pre-allocate (a KV cache read) are judged by
 // their cache instead.
 func deployMemoryCause(rd *Readings, in *Instance, th Thresholds) (candidate, bool) {
-	if finite(in.KVCache.Now) || !(in.GPUMemLast >= th.GPUMemCrit) || !(in.GPUMem.Before < th.GPUMemWarn) {
+	if finite(in.KVCache.Now) || !(in.GPUMemLast >= th.GPUMemCrit) || !(in.GPUMem.Before < th.GPUMemCrit) || !(in.GPUMemLast-in.GPUMem.Before >= climbLine) {
 		return candidate{}, false
 	}
 	var d *Deploy

@@ -162,7 +162,7 @@ func TestScoreUpgradeMemoryBeforeItsLatency(t *testing.T) {
 	r := upgrade(nil)
 	t.Logf("%s: %s; %s", r.Verdict, causeList(&r), r.Summary)
 	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseModelRegression || r.Causes[0].Version != "v2" || r.Causes[0].Instance != "node-a:8000" ||
-		!strings.Contains(r.Causes[0].Summary, "needs more GPU memory than the version it replaced: since its deploy node-a is at 97.6 %") {
+		!strings.Contains(r.Causes[0].Summary, "needs more GPU memory than was free: since its deploy node-a is at 97.6 %") {
 		t.Fatalf("want v2's regression on node-a: %s %s", r.Verdict, causeList(&r))
 	}
 	if r := upgrade(func(_ *Readings, in *Instance) { in.GPUMem.Before = 0.88 }); r.Verdict != Diagnosed || r.Causes[0].ID != CauseModelRegression {

@@ -213,7 +213,7 @@ func deployMemoryCause(rd *Readings, in *Instance, th Thresholds) (candidate, bo
 	}
 	return candidate{id: CauseModelRegression, instance: in.Name, version: d.Version,
 		score: 0.6 + 0.3*grade(in.GPUMemLast, th.GPUMemCrit, 1),
-		summary: fmt.Sprintf("%s (deployed %s) needs more GPU memory than the version it replaced: since its deploy %s is at %.1f %%, past its %.0f %% critical line, where it held %.1f %% in the hour before",
+		summary: fmt.Sprintf("%s (deployed %s) needs more GPU memory than was free: since its deploy %s is at %.1f %%, past its %.0f %% critical line, where it held %.1f %% in the hour before",
 			subjectText(rd.Model, d.Version)+" on "+in.Name, d.At.UTC().Format("2006-01-02 15:04 UTC"), gpuText(rd, in.Node), in.GPUMemLast*100, th.GPUMemCrit*100, in.GPUMem.Before*100),
 		evidence: []Evidence{ev("GPU memory used (the node's fullest GPU): the hour before vs the window's last point", "percentunit", Pair{in.GPUMem.Before, in.GPUMemLast},
 			fmt.Sprintf("deployed %s; peak %.1f %% in the window", d.At.UTC().Format("15:04"), in.GPUMemPeak*100))}}, true

@@ -106,6 +106,22 @@ var specs = []spec{
 		needs: latencyNeeds,
 	},
 	{
+		id: "network-p1", alert: "InferscopeNetworkLatencyHigh", title: "Latency at the gateway above its baseline", sev: P1, scope: ScopeService,
+		cond: func(p Params) string {
+			return fmt.Sprintf("P%s of the gateway's upstream time per model and instance > %s× its same-time-of-day baseline, and the service's own P%s rose by less than half as much over its own: most of the added time is outside the service",
+				fmtFloat(p.LatencyQuantile*100), fmtFloat(p.LatencyWarnRatio), fmtFloat(p.LatencyQuantile*100))
+		},
+		hold: func(p Params) time.Duration { return p.LatencyWarnFor },
+		why: "Users wait longer, but not in the service: the time is added between the gateway and the instance (a switch, a link, the gateway itself). " +
+			"Look at the network segment of the split and at the instance's host, not at the model.",
+		needs: func(b *builder) string {
+			if _, why := b.measure(profile.NetworkTime, profile.Histogram); why != "" {
+				return why
+			}
+			return latencyNeeds(b)
+		},
+	},
+	{
 		id: "gpumem-p0", alert: "InferscopeGPUMemoryCritical", title: "GPU memory nearly full", sev: P0, scope: ScopeGPU,
 		cond:  func(p Params) string { return "GPU memory used > " + pct(p.GPUMemCrit) },
 		hold:  func(p Params) time.Duration { return p.GPUMemCritFor },

@@ -86,6 +86,8 @@ func (c ctx) valueText(s spec) string {
 	switch s.id {
 	case "latency-p0", "latency-p1":
 		return fmt.Sprintf(`{{ printf "%%.2f" %s }}× baseline`, c.value)
+	case "network-p1":
+		return fmt.Sprintf(`{{ printf "%%.2f" %s }}× baseline at the gateway`, c.value)
 	case "jitter-p1":
 		return fmt.Sprintf(`{{ printf "%%.1f" %s }}`, c.value)
 	case "gpu-idle-p0":
@@ -111,6 +113,8 @@ func (c ctx) summary(s spec) string {
 	switch s.id {
 	case "latency-p0", "latency-p1":
 		return fmt.Sprintf(`%s: %s is {{ printf "%%.2f" %s }}× its same-time-of-day baseline`, who, c.latencyName(), c.value)
+	case "network-p1":
+		return fmt.Sprintf(`%s: P%s at the gateway is {{ printf "%%.2f" %s }}× its same-time-of-day baseline, most of it outside the service: the time is added on the way`, who, fmtFloat(p.LatencyQuantile*100), c.value)
 	case "gpumem-p0", "gpumem-p1":
 		return fmt.Sprintf(`%s: memory {{ humanizePercentage %s }} used`, who, c.value)
 	case "gpu-idle-p0":

@@ -156,7 +156,13 @@ func RuleUIDs(p Params) map[string]string {
 // perServer says whether the Grafana rendering of a rule is PromQL from one profile's names
 // (rendered once per server on a fleet) rather than an engine query (rendered once: the data
 // source reads each model with its own server's profile).
-func perServer(s spec) bool { return s.id == "cache-drop-p2" || s.id == "warmup-long-p2" }
+func perServer(s spec) bool {
+	return s.id == "cache-drop-p2" || s.id == "warmup-long-p2" || s.id == "network-p1"
+}
+
+// perModel says whether a service rule's alerts are per model and instance, not per version:
+// the load state is per model, and a gateway routes to a model whichever versions serve it.
+func perModel(s spec) bool { return s.id == "warmup-long-p2" || s.id == "network-p1" }
 
 // GrafanaRules renders the rule group. orgID is the organisation the rules belong to (1 for
 // file provisioning). Over several servers a rule that any server can feed is rendered: once
@@ -208,7 +214,7 @@ func grafanaRule(p Params, b *builder, s spec, orgID int64, fleet []*builder) Gr
 		qpsBy = []string{"node"}
 	case viaPromQL:
 		c.model, c.instance = b.model, b.instance
-		if s.id != "warmup-long-p2" {
+		if !perModel(s) {
 			c.version = b.version
 		}
 		qpsBy = nonEmpty2(c.model, c.version, c.instance)
@@ -280,6 +286,10 @@ func grafanaMainQuery(p Params, b *builder, s spec) (map[string]any, int64, bool
 		m["quantile"], m["days"], m["window"], m["minDays"] = p.LatencyQuantile, p.BaselineDays, promDuration(p.BaselineWindow), p.BaselineMinDays
 		m["ratioWarn"], m["ratioCrit"], m["for"] = p.LatencyWarnRatio, p.LatencyCritRatio, promDuration(p.LatencyWarnFor)
 		return m, tenMin, false
+	case "network-p1":
+		// The Prometheus rendering's signal, its recordings written out.
+		gw, svc := b.gatewayLatency(), b.steady(b.latency(b.modelGroup()))
+		return map[string]any{"queryType": "promql", "expr": b.networkRatio(gw, b.dayMeans(gw), svc, b.dayMeans(svc)), "legendFormat": ""}, tenMin, true
 	case "gpumem-p0", "gpumem-p1":
 		// The Prometheus rendering's memory signal, warm-up filter included, so both renderings
 		// (and the backtest, which follows this query) judge the same samples.

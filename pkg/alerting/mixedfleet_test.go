@@ -147,7 +147,7 @@ func TestPrometheusFleetGroups(t *testing.T) {
 	// model_loading_status, vLLM's sleep state).
 	for alert, want := range map[string]int{"InferscopeGPUMemoryCritical": 1, "InferscopeGPUIdleUnderTraffic": 1, "InferscopeGPUMemoryForecast": 1, "InferscopeGPUXID": 1,
 		"InferscopeGPUClocksHeldDown": 1, "InferscopeGPUUncorrectedECC": 1,
-		"InferscopeQueueDominating": 5, "InferscopeLatencyCritical": 5, "InferscopeLatencyJitter": 3, "InferscopeCacheHitRateDrop": 3, "InferscopeWarmupLong": 2} {
+		"InferscopeQueueDominating": 5, "InferscopeLatencyCritical": 5, "InferscopeLatencyJitter": 3, "InferscopeCacheHitRateDrop": 3, "InferscopeWarmupLong": 2, "InferscopeNetworkLatencyHigh": 1} {
 		if got := count(alert); got != want {
 			t.Errorf("%s rendered %d times, want %d", alert, got, want)
 		}
@@ -163,7 +163,7 @@ func TestPrometheusFleetGroups(t *testing.T) {
 	}
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "rules.yml"), body)
-	if out, err := tool(t, dir, "promtool", "check", "rules", "rules.yml"); err != nil || !strings.Contains(out, "SUCCESS: 103 rules found") {
+	if out, err := tool(t, dir, "promtool", "check", "rules", "rules.yml"); err != nil || !strings.Contains(out, "SUCCESS: 107 rules found") {
 		t.Fatalf("promtool check rules: %v\n%s", err, out)
 	}
 }

@@ -109,6 +109,8 @@ func ruleCondition(p Params, s spec) Condition {
 	case "latency-p1":
 		// Rule-side silencing: the P1 leaves the range above the P0 line to the P0 rule.
 		return Condition{Op: OpWithin, Lo: p.LatencyWarnRatio, Hi: p.LatencyCritRatio}
+	case "network-p1":
+		return Condition{Op: OpGreater, Lo: p.LatencyWarnRatio}
 	case "gpumem-p0":
 		return Condition{Op: OpGreater, Lo: p.GPUMemCrit}
 	case "gpumem-p1":

@@ -466,6 +466,32 @@ func (b *builder) dayMeans(expr string) string {
 	return strings.Join(parts, "\nor\n")
 }
 
+// gatewayLatency is the P-quantile of the gateway's upstream time per model and instance, its
+// warming instances and models left out as the service's latency is: the gateway's view of a
+// model is not a version's (it routes to the model, whichever versions serve it).
+func (b *builder) gatewayLatency() string {
+	return b.steady(b.quantileBy(profile.NetworkTime, b.p.LatencyQuantile, b.modelGroup()))
+}
+
+// networkRatio is the network rule's signal: the gateway's latency per model and instance over
+// its same-time-of-day baseline, where the service's own latency rose by less than half as much
+// (in seconds, each over its own baseline): most of the time added is outside the service, as
+// the split would attribute it. Where the service's own rise is most of it, the latency rules
+// page (a 1.49× service under a 1.55× gateway is the service's). gw and svc are the current
+// values, gwDays and svcDays their day means (dayMeans): the Prometheus rendering passes its
+// recordings, the Grafana rendering the expressions themselves, so both read the same thing. A
+// baseline needs baselineMinDays days with requests, as the latency rules' do.
+func (b *builder) networkRatio(gw, gwDays, svc, svcDays string) string {
+	mg := b.modelGroup()
+	baseline := func(days string) string {
+		return fmt.Sprintf("(avg without (%s) (%s > 0) and %s count without (%s) (%s > 0) >= %d)",
+			dayLabel, days, on(mg...), dayLabel, days, b.p.BaselineMinDays)
+	}
+	gwBase := baseline(gwDays)
+	return fmt.Sprintf("(\n%s\n)\n/ %s\nunless %s (\n  2 * (\n    (\n%s\n    )\n    - %s\n  )\n  >= %s\n  (\n    (\n%s\n    )\n    - %s\n  )\n)",
+		indent(gw), gwBase, on(mg...), indent(indent(indent(svc))), baseline(svcDays), on(mg...), indent(indent(indent(gw))), gwBase)
+}
+
 // Template helpers: annotations run PromQL at alert time (Prometheus' query function), with the
 // alert's own label values quoted by the template's printf %q (Go quoting, which PromQL reads).
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -85,6 +86,46 @@ func TestGPURenderingsAgreeOnTheTestBed(t *testing.T) {
 	}
 }
 
+// TestNetworkRenderingsAgreeOnTheTestBed replays the network rule of both renderings over the
+// test bed, as TestGPURenderingsAgreeOnTheTestBed does the GPU rules: it fires on every model
+// node-b serves during the network jitter (30 % of its requests +200 ms between the gateway and
+// node-b; the service's own time unchanged), in both renderings alike, and on nothing else —
+// not on the queue surge, the compute slowdown or the GPU idle (where a quarter of node-a's
+// embedder requests fall back to the CPU: its P95 near 1.5×, the gateway's just above), whose
+// gateway time rises with the service's own (the latency rules' pages), nor through node-c's
+// restart.
+func TestNetworkRenderingsAgreeOnTheTestBed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays the test bed")
+	}
+	e, s := enginetest.Start(t, enginetest.Profile("custom"))
+	p := alerting.Defaults()
+	p.Profile = "custom"
+	jitter, _ := s.Incident(testbed.NetworkJitter)
+	var windows [][2]time.Time
+	for _, kind := range []testbed.IncidentKind{testbed.NetworkJitter, testbed.QueueSurge, testbed.ComputeSlowdown, testbed.GPUIdle, testbed.WarmupRestart} {
+		in, ok := s.Incident(kind)
+		if !ok {
+			t.Fatalf("no %s incident", kind)
+		}
+		windows = append(windows, [2]time.Time{in.Start.Add(-30 * time.Minute).Truncate(time.Minute), in.End.Add(30 * time.Minute).Truncate(time.Minute)})
+	}
+	var onNodeB []string
+	subject := func(_ bool, l map[string]string) string {
+		key := l["model_name"] + " on " + l["instance"]
+		if l["instance"] == jitter.Instance && !slices.Contains(onNodeB, key) {
+			onNodeB = append(onNodeB, key)
+		}
+		return key
+	}
+	fired := compareRenderings(t, e, p, []string{"network-p1"}, windows, subject)
+	// Every model runs on every instance of the test bed.
+	models := s.Models()
+	if fired["network-p1"] != len(models) || len(onNodeB) != len(models) {
+		t.Errorf("network-p1 fired %d episodes, on %v; want one on each of the models node-b serves (%v), and nothing elsewhere", fired["network-p1"], onNodeB, models)
+	}
+}
+
 // TestHardwareRenderingsAgreeOnTheCorpus compares the hardware rules' episodes (clocks held down,
 // uncorrected ECC, XID) of both renderings, as TestGPURenderingsAgreeOnTheTestBed does, around
 // every throttling and ECC case of the corpus's custom fleet (the probe's names) and Triton fleet
@@ -158,6 +199,21 @@ func startCorpusFleet(t *testing.T, server string, cases []testbed.Case) *engine
 // their episodes; it returns the number of episodes per rule (the Grafana rendering's).
 func compareGPURenderings(t *testing.T, e *engine.Engine, p alerting.Params, ids []string, windows [][2]time.Time) map[string]int {
 	t.Helper()
+	gpu := func(grafana bool, l map[string]string) string {
+		if grafana {
+			return l["node"] + "/" + l["gpu"]
+		}
+		return l[alerting.NodeLabel] + "/" + l["gpu"]
+	}
+	return compareRenderings(t, e, p, ids, windows, gpu)
+}
+
+// compareRenderings replays the rules ids of both renderings over each window and compares their
+// episodes, each named by subject from its series' labels (those of the Grafana rendering's
+// data query, or of the Prometheus alert expression); it returns the number of episodes per rule
+// (the Grafana rendering's).
+func compareRenderings(t *testing.T, e *engine.Engine, p alerting.Params, ids []string, windows [][2]time.Time, subject func(grafana bool, l map[string]string) string) map[string]int {
+	t.Helper()
 	file, err := alerting.PrometheusRules(p)
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +232,7 @@ func compareGPURenderings(t *testing.T, e *engine.Engine, p alerting.Params, ids
 				t.Fatalf("%s: %s", rr.ID, rr.Error)
 			}
 			for _, ep := range rr.Episodes {
-				grafana = append(grafana, episodeKey{rr.ID, fmt.Sprintf("%s/%s", ep.Labels["node"], ep.Labels["gpu"]), ep.Start, ep.End})
+				grafana = append(grafana, episodeKey{rr.ID, subject(true, ep.Labels), ep.Start, ep.End})
 				fired[rr.ID]++
 			}
 		}
@@ -210,7 +266,7 @@ func compareGPURenderings(t *testing.T, e *engine.Engine, p alerting.Params, ids
 					}
 				}
 				for _, ep := range backtest.Simulate(evals, held, alerting.Condition{Op: alerting.OpGreater, Lo: 0.5}, hold) {
-					promFile = append(promFile, episodeKey{id, fmt.Sprintf("%s/%s", sr.Labels[alerting.NodeLabel], sr.Labels["gpu"]), ep.Start, ep.End})
+					promFile = append(promFile, episodeKey{id, subject(false, sr.Labels), ep.Start, ep.End})
 				}
 			}
 		}

@@ -34,21 +34,28 @@ const memoryRamp = 90 * time.Minute
 //     P95 passes 3× its baseline (up to 5.8×): latency-p0; the P99/P50 passes 5: jitter-p1; the
 //     queue share is 0.69 there (the scenario's segment means), above the 0.6 line for the 10 min
 //     hold: queue-p1. latency-p1 leaves the range above 3× to the P0 rule.
+//
 //   - compute_slowdown (node-b recsys, GPUs 0-3, 40 min: compute ×4.4 mean, memory 93-94 %,
 //     jitter 14): on node-b, the P95 reaches 12× its baseline: latency-p0 (it passes 1.5× and 3×
 //     within the rate window, so latency-p1 never holds its 3 min); jitter-p1; gpumem-p0 on each
 //     of node-b's GPUs 0-3.
+//
 //   - its memory ramp (the 90 min before, 80 % → 92 %): gpumem-p1 once a GPU passes 85 % for 5 min
 //     (it leaves the range above 92 % to the P0 rule, so it resolves when the slowdown starts), and
 //     gpumem-forecast-p2 once the 30 min trend crosses 92 % within the hour.
+//
 //   - gpu_idle_under_traffic (node-a GPU 6, 15 min): gpu-idle-p0 once utilisation has been 0 for
 //     gpuIdleFor (10 min); xid-p1 for the XID 43 at its start (one event, one episode); and, on node-a's text-embedder v2.1.0, latency-p1: a quarter of its
 //     requests fall back to the CPU path (compute 45 ms), which lifts node-a's own P95 to 1.59×
 //     its baseline (the scenario's truth), above the 1.5 line for more than the 3 min hold.
 //     Summed with the two steady instances it stayed under the line.
 //
-// Nothing else fires: the network jitter is on the gateway only (the rules read the service's
-// own latency), the 15 %-slower canary is under every line (1.15× < 1.5× on node-c, and v1.5.0
+//   - network_jitter (30 % of node-b's requests +200 ms between the gateway and node-b, 30 min):
+//     network-p1 on each model node-b serves (the gateway's P95 far above its baseline, the
+//     service's own not above its line).
+//
+// Nothing else fires: the network jitter moves the gateway's time only (the latency rules read
+// the service's own), the 15 %-slower canary is under every line (1.15× < 1.5× on node-c, and v1.5.0
 // has no previous days to have a baseline), node-c's restart is removed by the warm-up filter,
 // error ratios stay under 5 % (1 % timeouts at most), and the hardware rules stay quiet (no
 // hardware clock-event reason; node-b's GPU 2 has corrected ECC errors only).
@@ -70,6 +77,8 @@ func expected() []expectation {
 		expectation{"latency-p1", `{instance="node-a:8000", measure="p95", model_name="text-embedder", model_version="v2.1.0", reference="version"}`, testbed.GPUIdle},
 		expectation{"gpu-idle-p0", `{gpu="6", node="node-a"}`, testbed.GPUIdle},
 		expectation{"xid-p1", `{gpu="6", node="node-a"}`, testbed.GPUIdle},
+		expectation{"network-p1", `{instance="node-b:8000", model_name="recsys-ranker"}`, testbed.NetworkJitter},
+		expectation{"network-p1", `{instance="node-b:8000", model_name="text-embedder"}`, testbed.NetworkJitter},
 	)
 	for gpu := 0; gpu < 4; gpu++ {
 		l := fmt.Sprintf(`{gpu="%d", node="node-b"}`, gpu)
@@ -118,14 +127,14 @@ func testBacktestFindsTheScenarioIncidents(t *testing.T, store enginetest.Option
 	calls := 0
 	rep, err := Run(context.Background(), e, o, func(done, total int, id string) {
 		calls++
-		if done != calls || total != 14 || id == "" {
+		if done != calls || total != 15 || id == "" {
 			t.Errorf("progress(%d, %d, %q) at call %d", done, total, id, calls)
 		}
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if calls != 14 || len(rep.Rules) != 14 {
+	if calls != 15 || len(rep.Rules) != 15 {
 		t.Fatalf("%d progress calls, %d rules", calls, len(rep.Rules))
 	}
 	p := o.Params
@@ -201,10 +210,14 @@ func testBacktestFindsTheScenarioIncidents(t *testing.T, store enginetest.Option
 		rep.Deploys[0].Version != canary.Version || !rep.Deploys[0].Start.Equal(canary.Start) {
 		t.Errorf("deploys %+v, want %s %s on %s at %s", rep.Deploys, canary.Model, canary.Version, canary.Instance, canary.Start)
 	}
-	// No rule fires while node-c restarts, nor during the network jitter or the canary.
+	// No rule fires while node-c restarts, nor during the canary; during the network jitter only
+	// the network rule does (the model is not at fault: lesson 3 of the brief).
 	for _, kind := range []testbed.IncidentKind{testbed.WarmupRestart, testbed.NetworkJitter, testbed.CanarySlower} {
 		in, _ := s.Incident(kind)
 		for _, rr := range rep.Rules {
+			if kind == testbed.NetworkJitter && rr.ID == "network-p1" {
+				continue
+			}
 			for _, ep := range rr.Episodes {
 				if ep.Start.Before(in.End.Add(p.RateWindow)) && !ep.End.Before(in.Start) && !strings.HasPrefix(rr.ID, "gpu") {
 					t.Errorf("%s fired during %s: %s %s..%s", rr.ID, kind, labelsKey(ep.Labels), ep.Start, ep.End)

@@ -15,17 +15,12 @@ import (
 // visible surge whose P95 stays under 1.5× its baseline is harmful to the model's users but
 // under every line the brief draws, so no P0/P1 is owed to it.
 type Line struct {
-	// Rule is the catalog rule that reads the line; RuleGatewayLatency for the gateway's
-	// upstream time, which no rule reads.
+	// Rule is the catalog rule that reads the line (network-p1 the gateway's upstream time).
 	Rule string
 	// Held is when the condition had held for the rule's own hold (the brief's P1 latency: 3
 	// minutes past 1.5×): the earliest moment the rule could fire.
 	Held time.Time
 }
-
-// RuleGatewayLatency names the gateway's upstream P95 against its baseline, a line the brief
-// draws (the network segment, lesson 3) but no catalog rule reads.
-const RuleGatewayLatency = "gateway-latency (no rule)"
 
 // How finely the truth is read: the GPU at the scrape interval, the service's latency every
 // minute (its lines hold for minutes; a quantile of a mixture costs milliseconds), each
@@ -88,7 +83,7 @@ func TruthLines(s *testbed.Scenario, c testbed.Case, p alerting.Params, reads Re
 		return s.SegmentMean(testbed.Queue, inst, c.Model, ver, at) > p.QueueShare*s.SegmentMean(testbed.E2E, inst, c.Model, ver, at)
 	}, p.QueueFor))
 	if reads.Gateway {
-		add(RuleGatewayLatency, t.service(func(inst, ver string, at time.Time) bool {
+		add("network-p1", t.service(func(inst, ver string, at time.Time) bool {
 			return t.above(testbed.Gateway, inst, ver, at, p.LatencyWarnRatio)
 		}, p.LatencyWarnFor))
 	}

@@ -55,7 +55,7 @@ func TestTruthLines(t *testing.T) {
 		t.Errorf("%s (%s): lines %v, want latency-p0 within a minute", c.ID, c.Summary, got)
 	}
 	c, got := lines("custom", of(testbed.CaseGatewayJitter, testbed.LevelSevere))
-	if !has(got, RuleGatewayLatency) || has(got, "latency-p1") || has(got, "latency-p0") {
+	if !has(got, "network-p1") || has(got, "latency-p1") || has(got, "latency-p0") {
 		t.Errorf("%s (%s): lines %v, want the gateway's and not the service's", c.ID, c.Summary, got)
 	}
 	if c, got := lines("custom", func(c testbed.Case) bool { return c.Kind == testbed.CaseQuietHour }); len(got) != 0 {

@@ -69,7 +69,7 @@ func TestBacktestResource(t *testing.T) {
 			t.Errorf("latency-p0 episode %d on %v, want recsys-ranker v1.4.0 on %s", i, p0[i], inst)
 		}
 	}
-	if len(r.Rules) != 14 || len(r.Warmups) != 1 || r.Warmups[0].Instance != "node-c:8000" || len(r.Deploys) != 1 || r.Deploys[0].Version != "v1.5.0" {
+	if len(r.Rules) != 15 || len(r.Warmups) != 1 || r.Warmups[0].Instance != "node-c:8000" || len(r.Deploys) != 1 || r.Deploys[0].Version != "v1.5.0" {
 		t.Errorf("%d rules, warm-ups %+v, deploys %+v", len(r.Rules), r.Warmups, r.Deploys)
 	}
 	if r.Interval != "1m" || !r.From.Equal(testbed.DefaultEnd.Add(-7*24*time.Hour)) || !r.To.Equal(testbed.DefaultEnd) || r.Queries <= 0 {

@@ -108,8 +108,8 @@ var specs = []spec{
 	{
 		id: "network-p1", alert: "InferscopeNetworkLatencyHigh", title: "Latency at the gateway above its baseline", sev: P1, scope: ScopeService,
 		cond: func(p Params) string {
-			return fmt.Sprintf("P%s of the gateway's upstream time per model and instance > %s× its same-time-of-day baseline, and the service's own P%s rose by less than half as much over its own: most of the added time is outside the service",
-				fmtFloat(p.LatencyQuantile*100), fmtFloat(p.LatencyWarnRatio), fmtFloat(p.LatencyQuantile*100))
+			return fmt.Sprintf("P%s of the gateway's upstream time per model and instance, less the rise of the service's own P%s over its baseline, > %s× the gateway's same-time-of-day baseline: the time added outside the service alone passes the line",
+				fmtFloat(p.LatencyQuantile*100), fmtFloat(p.LatencyQuantile*100), fmtFloat(p.LatencyWarnRatio))
 		},
 		hold: func(p Params) time.Duration { return p.LatencyWarnFor },
 		why: "Users wait longer, but not in the service: the time is added between the gateway and the instance (a switch, a link, the gateway itself). " +

@@ -114,7 +114,7 @@ func (c ctx) summary(s spec) string {
 	case "latency-p0", "latency-p1":
 		return fmt.Sprintf(`%s: %s is {{ printf "%%.2f" %s }}× its same-time-of-day baseline`, who, c.latencyName(), c.value)
 	case "network-p1":
-		return fmt.Sprintf(`%s: P%s at the gateway is {{ printf "%%.2f" %s }}× its same-time-of-day baseline, most of it outside the service: the time is added on the way`, who, fmtFloat(p.LatencyQuantile*100), c.value)
+		return fmt.Sprintf(`%s: P%s at the gateway, less the service's own rise, is {{ printf "%%.2f" %s }}× its same-time-of-day baseline: the time is added on the way to the service`, who, fmtFloat(p.LatencyQuantile*100), c.value)
 	case "gpumem-p0", "gpumem-p1":
 		return fmt.Sprintf(`%s: memory {{ humanizePercentage %s }} used`, who, c.value)
 	case "gpu-idle-p0":

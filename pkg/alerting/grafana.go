@@ -288,8 +288,9 @@ func grafanaMainQuery(p Params, b *builder, s spec) (map[string]any, int64, bool
 		return m, tenMin, false
 	case "network-p1":
 		// The Prometheus rendering's signal, its recordings written out.
-		gw, svc := b.gatewayLatency(), b.steady(b.latency(b.modelGroup()))
-		return map[string]any{"queryType": "promql", "expr": b.networkRatio(gw, b.dayMeans(gw), svc, b.dayMeans(svc)), "legendFormat": ""}, tenMin, true
+		gw, svc := b.gatewayLatency(), b.latency(b.modelGroup())
+		expr := b.networkRatio(b.steady(gw), b.dayMeans(gw), b.steady(svc), b.dayMeans(svc))
+		return map[string]any{"queryType": "promql", "expr": expr, "legendFormat": ""}, tenMin, true
 	case "gpumem-p0", "gpumem-p1":
 		// The Prometheus rendering's memory signal, warm-up filter included, so both renderings
 		// (and the backtest, which follows this query) judge the same samples.

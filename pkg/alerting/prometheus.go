@@ -20,24 +20,25 @@ const (
 	// RecLatencyModelDayMean is the day means per model and instance, all versions together:
 	// the baseline of a version too new to have its own.
 	RecLatencyModelDayMean = "inferscope:latency_quantile:model_day_mean_seconds"
-	// RecLatencyModel is the latency per model and instance, all versions together: what the
-	// network rule compares with the gateway's.
-	RecLatencyModel    = "inferscope:latency_quantile:model_seconds"
-	RecLatencyBaseline = "inferscope:latency_quantile:baseline_seconds"
-	RecGatewayLatency  = "inferscope:gateway_latency_quantile:seconds"
-	RecGatewayDayMean  = "inferscope:gateway_latency_quantile:day_mean_seconds"
-	RecLatencyRatio    = "inferscope:latency_quantile:baseline_ratio"
-	RecJitter          = "inferscope:latency_p99_over_p50:ratio"
-	RecErrors          = "inferscope:errors:ratio"
-	RecQueueShare      = "inferscope:queue_time:share"
-	RecNodeWarming     = "inferscope:node_warming"
-	RecGPUMemory       = "inferscope:gpu_memory_used:ratio"
-	RecNodeQPS         = "inferscope:node_requests:rate"
-	RecNodeQPSDayMean  = "inferscope:node_requests:day_mean_rate"
-	RecNodeQPSBaseline = "inferscope:node_requests:baseline_rate"
-	RecCacheHits       = "inferscope:cache_hits:ratio"
-	RecCacheDayMean    = "inferscope:cache_hits:day_mean_ratio"
-	RecCacheBaseline   = "inferscope:cache_hits:baseline_ratio"
+	RecLatencyBaseline     = "inferscope:latency_quantile:baseline_seconds"
+	// The network rule's (networkRatio): the service's latency per model and instance, all
+	// versions together, and its day means without the warm-up filter; the gateway's likewise.
+	RecLatencyModel           = "inferscope:latency_quantile:model_seconds"
+	RecLatencyModelAllDayMean = "inferscope:latency_quantile:model_day_mean_unfiltered_seconds"
+	RecGatewayLatency         = "inferscope:gateway_latency_quantile:seconds"
+	RecGatewayDayMean         = "inferscope:gateway_latency_quantile:day_mean_unfiltered_seconds"
+	RecLatencyRatio           = "inferscope:latency_quantile:baseline_ratio"
+	RecJitter                 = "inferscope:latency_p99_over_p50:ratio"
+	RecErrors                 = "inferscope:errors:ratio"
+	RecQueueShare             = "inferscope:queue_time:share"
+	RecNodeWarming            = "inferscope:node_warming"
+	RecGPUMemory              = "inferscope:gpu_memory_used:ratio"
+	RecNodeQPS                = "inferscope:node_requests:rate"
+	RecNodeQPSDayMean         = "inferscope:node_requests:day_mean_rate"
+	RecNodeQPSBaseline        = "inferscope:node_requests:baseline_rate"
+	RecCacheHits              = "inferscope:cache_hits:ratio"
+	RecCacheDayMean           = "inferscope:cache_hits:day_mean_ratio"
+	RecCacheBaseline          = "inferscope:cache_hits:baseline_ratio"
 )
 
 // Long expressions and templates stay on one line in the YAML (yaml.v2 would fold them at 80
@@ -117,7 +118,7 @@ func (b *builder) promRules(service, gpu bool, fleet []*builder) []PromRule {
 		// The P1s leave the range above the P0 line to the P0 rule, as the Grafana rendering's
 		// conditions do (ruleCondition), so both renderings fire the same episodes.
 		"latency-p1": fmt.Sprintf("%s > %s <= %s", b.rec(RecLatencyRatio), fmtFloat(p.LatencyWarnRatio), fmtFloat(p.LatencyCritRatio)),
-		"network-p1": fmt.Sprintf("(\n%s\n)\n> %s", indent(b.networkRatio(b.rec(RecGatewayLatency), b.rec(RecGatewayDayMean), b.rec(RecLatencyModel), b.rec(RecLatencyModelDayMean))), fmtFloat(p.LatencyWarnRatio)),
+		"network-p1": fmt.Sprintf("(\n%s\n)\n> %s", indent(b.networkRatio(b.rec(RecGatewayLatency), b.rec(RecGatewayDayMean), b.rec(RecLatencyModel), b.rec(RecLatencyModelAllDayMean))), fmtFloat(p.LatencyWarnRatio)),
 		"gpumem-p0":  b.memoryAbove(p.GPUMemCrit),
 		"gpumem-p1":  fmt.Sprintf("(\n%s\n)\nunless %s (\n%s\n)", indent(b.memoryAbove(p.GPUMemWarn)), on(NodeLabel, "gpu"), indent(b.memoryAbove(p.GPUMemCrit))),
 		// On a fleet the node recordings carry ServerLabel: the idle GPU counts as under traffic
@@ -199,9 +200,9 @@ func (b *builder) recordings(service, gpu bool, available map[string]bool) []Pro
 		record(RecLatencyRatio, b.rec(RecLatency)+" / "+b.rec(RecLatencyBaseline))
 	}
 	if service && available["network-p1"] {
-		// The service's day means per model are the latency rules' (the rule needs them).
 		record(RecLatencyModel, b.steady(b.latency(b.modelGroup())))
-		record(RecGatewayLatency, b.gatewayLatency())
+		record(RecLatencyModelAllDayMean, b.dayMeans(b.latency(b.modelGroup())))
+		record(RecGatewayLatency, b.steady(b.gatewayLatency()))
 		record(RecGatewayDayMean, b.dayMeans(b.gatewayLatency()))
 	}
 	if service && available["jitter-p1"] {

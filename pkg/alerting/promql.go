@@ -466,30 +466,32 @@ func (b *builder) dayMeans(expr string) string {
 	return strings.Join(parts, "\nor\n")
 }
 
-// gatewayLatency is the P-quantile of the gateway's upstream time per model and instance, its
-// warming instances and models left out as the service's latency is: the gateway's view of a
-// model is not a version's (it routes to the model, whichever versions serve it).
+// gatewayLatency is the P-quantile of the gateway's upstream time per model and instance (a
+// gateway routes to a model, whichever versions serve it), unfiltered; the network rule reads it
+// with its warming instances and models left out (steady) and its previous days as they were.
 func (b *builder) gatewayLatency() string {
-	return b.steady(b.quantileBy(profile.NetworkTime, b.p.LatencyQuantile, b.modelGroup()))
+	return b.quantileBy(profile.NetworkTime, b.p.LatencyQuantile, b.modelGroup())
 }
 
-// networkRatio is the network rule's signal: the gateway's latency per model and instance over
-// its same-time-of-day baseline, where the service's own latency rose by less than half as much
-// (in seconds, each over its own baseline): most of the time added is outside the service, as
-// the split would attribute it. Where the service's own rise is most of it, the latency rules
-// page (a 1.49× service under a 1.55× gateway is the service's). gw and svc are the current
-// values, gwDays and svcDays their day means (dayMeans): the Prometheus rendering passes its
-// recordings, the Grafana rendering the expressions themselves, so both read the same thing. A
-// baseline needs baselineMinDays days with requests, as the latency rules' do.
+// networkRatio is the network rule's signal, per model and instance: the gateway's latency less
+// the service's own rise (each against its same-time-of-day baseline; a service that got faster
+// takes nothing off), over the gateway's baseline. It passes the line when the time added
+// outside the service alone does: on a network's jitter it is the gateway's own ratio, on a
+// service that slows down it stays near 1 however far the gateway's time rises with it (the
+// latency rules page that). gw and svc are the current values, warm-up filtered; gwDays and
+// svcDays their previous days' means (dayMeans), unfiltered: the Grafana rendering writes them
+// out and must stay short enough for a store's query-length limit (VictoriaMetrics refuses
+// more than 16 KiB by default), and the Prometheus rendering records the same. A restart in a
+// previous day's window raises that day's mean, which makes the rule slower to fire, never
+// quicker. A baseline needs baselineMinDays days with requests, as the latency rules' do.
 func (b *builder) networkRatio(gw, gwDays, svc, svcDays string) string {
 	mg := b.modelGroup()
 	baseline := func(days string) string {
 		return fmt.Sprintf("(avg without (%s) (%s > 0) and %s count without (%s) (%s > 0) >= %d)",
 			dayLabel, days, on(mg...), dayLabel, days, b.p.BaselineMinDays)
 	}
-	gwBase := baseline(gwDays)
-	return fmt.Sprintf("(\n%s\n)\n/ %s\nunless %s (\n  2 * (\n    (\n%s\n    )\n    - %s\n  )\n  >= %s\n  (\n    (\n%s\n    )\n    - %s\n  )\n)",
-		indent(gw), gwBase, on(mg...), indent(indent(indent(svc))), baseline(svcDays), on(mg...), indent(indent(indent(gw))), gwBase)
+	return fmt.Sprintf("(\n  (\n%s\n  )\n  - %s\n  clamp_min(\n    (\n%s\n    )\n    - %s\n    0\n  )\n)\n/ %s %s",
+		indent(indent(gw)), on(mg...), indent(indent(indent(svc))), baseline(svcDays)+",", on(mg...), baseline(gwDays))
 }
 
 // Template helpers: annotations run PromQL at alert time (Prometheus' query function), with the

@@ -163,7 +163,7 @@ func TestPrometheusFleetGroups(t *testing.T) {
 	}
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "rules.yml"), body)
-	if out, err := tool(t, dir, "promtool", "check", "rules", "rules.yml"); err != nil || !strings.Contains(out, "SUCCESS: 107 rules found") {
+	if out, err := tool(t, dir, "promtool", "check", "rules", "rules.yml"); err != nil || !strings.Contains(out, "SUCCESS: 108 rules found") {
 		t.Fatalf("promtool check rules: %v\n%s", err, out)
 	}
 }

@@ -67,14 +67,7 @@ func TestGPURenderingsAgreeOnTheTestBed(t *testing.T) {
 	p := alerting.Defaults()
 	p.Profile = "custom"
 	ids := []string{"gpumem-p0", "gpumem-p1", "gpumem-forecast-p2", "xid-p1", "gpu-idle-p0", "gpu-throttle-p1", "gpu-ecc-p1"}
-	var windows [][2]time.Time
-	for _, kind := range []testbed.IncidentKind{testbed.ComputeSlowdown, testbed.GPUIdle, testbed.WarmupRestart} {
-		in, ok := s.Incident(kind)
-		if !ok {
-			t.Fatalf("no %s incident", kind)
-		}
-		windows = append(windows, [2]time.Time{in.Start.Add(-2 * time.Hour).Truncate(time.Minute), in.End.Add(45 * time.Minute).Truncate(time.Minute)})
-	}
+	windows := incidentWindows(t, s, 2*time.Hour, 45*time.Minute, testbed.ComputeSlowdown, testbed.GPUIdle, testbed.WarmupRestart)
 	fired := compareGPURenderings(t, e, p, ids, windows)
 	if len(fired) == 0 {
 		t.Fatal("no GPU rule fired in either rendering: nothing was compared")
@@ -84,6 +77,21 @@ func TestGPURenderingsAgreeOnTheTestBed(t *testing.T) {
 			t.Errorf("%s fired %d times on the test bed, which has no hardware throttling and no uncorrected ECC error", id, fired[id])
 		}
 	}
+}
+
+// incidentWindows are the test bed's incidents of the given kinds, each widened by before and
+// after, on whole minutes.
+func incidentWindows(t *testing.T, s *testbed.Scenario, before, after time.Duration, kinds ...testbed.IncidentKind) [][2]time.Time {
+	t.Helper()
+	var out [][2]time.Time
+	for _, kind := range kinds {
+		in, ok := s.Incident(kind)
+		if !ok {
+			t.Fatalf("no %s incident", kind)
+		}
+		out = append(out, [2]time.Time{in.Start.Add(-before).Truncate(time.Minute), in.End.Add(after).Truncate(time.Minute)})
+	}
+	return out
 }
 
 // TestNetworkRenderingsAgreeOnTheTestBed replays the network rule of both renderings over the
@@ -102,14 +110,7 @@ func TestNetworkRenderingsAgreeOnTheTestBed(t *testing.T) {
 	p := alerting.Defaults()
 	p.Profile = "custom"
 	jitter, _ := s.Incident(testbed.NetworkJitter)
-	var windows [][2]time.Time
-	for _, kind := range []testbed.IncidentKind{testbed.NetworkJitter, testbed.QueueSurge, testbed.ComputeSlowdown, testbed.GPUIdle, testbed.WarmupRestart} {
-		in, ok := s.Incident(kind)
-		if !ok {
-			t.Fatalf("no %s incident", kind)
-		}
-		windows = append(windows, [2]time.Time{in.Start.Add(-30 * time.Minute).Truncate(time.Minute), in.End.Add(30 * time.Minute).Truncate(time.Minute)})
-	}
+	windows := incidentWindows(t, s, 30*time.Minute, 30*time.Minute, testbed.NetworkJitter, testbed.QueueSurge, testbed.ComputeSlowdown, testbed.GPUIdle, testbed.WarmupRestart)
 	var onNodeB []string
 	subject := func(_ bool, l map[string]string) string {
 		key := l["model_name"] + " on " + l["instance"]

@@ -115,8 +115,12 @@ var specs = []spec{
 		why: "Users wait longer, but not in the service: the time is added between the gateway and the instance (a switch, a link, the gateway itself). " +
 			"Look at the network segment of the split and at the instance's host, not at the model.",
 		needs: func(b *builder) string {
-			if _, why := b.measure(profile.NetworkTime, profile.Histogram); why != "" {
-				return why
+			if !b.hasGateway() {
+				_, why := b.measure(profile.NetworkTime, profile.Histogram)
+				return why + " (or a gateway configured in front of the servers)"
+			}
+			if b.model == "" {
+				return "the profile has no model label to join the gateway's series with"
 			}
 			return latencyNeeds(b)
 		},

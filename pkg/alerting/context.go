@@ -3,6 +3,7 @@ package alerting
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -50,6 +51,18 @@ func (c ctx) contextLabels(s spec) map[string]string {
 		out[NodeOutLabel] = "{{ " + hostOfTemplate(c.instance) + " }}"
 	}
 	return out
+}
+
+// forRule drops from the context the labels a rule's series do not carry: the version of the
+// per-model rules, the instance of the network rule behind a gateway that does not name it.
+func (c ctx) forRule(s spec) ctx {
+	if perModel(s) {
+		c.version = ""
+	}
+	if s.id == "network-p1" && !slices.Contains(c.b.networkGroup(), c.b.instance) {
+		c.instance = ""
+	}
+	return c
 }
 
 func tmplLabel(name string) string { return "{{ " + labelRef(name) + " }}" }

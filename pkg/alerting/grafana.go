@@ -213,10 +213,8 @@ func grafanaRule(p Params, b *builder, s spec, orgID int64, fleet []*builder) Gr
 	case s.scope == ScopeGPU:
 		qpsBy = []string{"node"}
 	case viaPromQL:
-		c.model, c.instance = b.model, b.instance
-		if !perModel(s) {
-			c.version = b.version
-		}
+		c.model, c.version, c.instance = b.model, b.version, b.instance
+		c = c.forRule(s)
 		qpsBy = nonEmpty2(c.model, c.version, c.instance)
 	case fleet != nil:
 		c.model = alternatives(fleet, func(b *builder) string { return b.model })
@@ -288,9 +286,7 @@ func grafanaMainQuery(p Params, b *builder, s spec) (map[string]any, int64, bool
 		return m, tenMin, false
 	case "network-p1":
 		// The Prometheus rendering's signal, its recordings written out.
-		gw, svc := b.gatewayLatency(), b.latency(b.modelGroup())
-		expr := b.networkRatio(b.steady(gw), b.dayMeans(gw), b.steady(svc), b.dayMeans(svc))
-		return map[string]any{"queryType": "promql", "expr": expr, "legendFormat": ""}, tenMin, true
+		return map[string]any{"queryType": "promql", "expr": b.networkRatio(b.networkParts()), "legendFormat": ""}, tenMin, true
 	case "gpumem-p0", "gpumem-p1":
 		// The Prometheus rendering's memory signal, warm-up filter included, so both renderings
 		// (and the backtest, which follows this query) judge the same samples.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/inferscope/inferscope/pkg/clip"
 	"github.com/inferscope/inferscope/pkg/engine"
+	"github.com/inferscope/inferscope/pkg/gateway"
 	"github.com/inferscope/inferscope/pkg/profile"
 	"github.com/inferscope/inferscope/pkg/prom"
 )
@@ -102,6 +103,10 @@ type Params struct {
 	// present, when set (SetPresent, FollowEngine), holds the metric names the fleet's
 	// Prometheus has: a rule whose signal has none of its names there is "not measured".
 	present map[string]bool
+
+	// gateway, when set (SetGateway, FollowEngine), is the gateway in front of the servers, whose
+	// upstream time the network rule reads (else the profile's own gateway histogram, if any).
+	gateway *gateway.Gateway
 
 	// period is the seasonality of the baseline (one day). Only tests that play a day in
 	// minutes change it.
@@ -656,6 +661,7 @@ func promDuration(d time.Duration) string { return model.Duration(d).String() }
 // signal is not exported (SetPresent).
 func (p *Params) FollowEngine(e *engine.Engine) {
 	p.SetPresent(e.Present)
+	p.SetGateway(e.Gateway)
 	if e.Fleet != nil && len(e.Fleet.Servers) > 1 {
 		servers := make([]profile.Profile, len(e.Fleet.Servers))
 		for i, s := range e.Fleet.Servers {
@@ -667,6 +673,11 @@ func (p *Params) FollowEngine(e *engine.Engine) {
 	p.Profile, p.servers = e.Profile.Name, nil
 	p.ModelLabel, p.VersionLabel, p.InstanceLabel = e.Profile.ModelLabel, e.Profile.VersionLabel, e.Profile.InstanceLabel
 }
+
+// SetGateway sets the gateway in front of the servers (nil: none configured), as the data
+// source's settings or the command's --gateway flags give it: the network rule reads its
+// upstream time, its labels mapped to the model (and the instance where it names it).
+func (p *Params) SetGateway(g *gateway.Gateway) { p.gateway = g }
 
 // SetPresent tells the catalog which metric names the fleet's Prometheus has (nil: unknown), so
 // a rule whose signal is not exported there says so (Rule.NotMeasured) instead of staying

@@ -21,8 +21,9 @@ const (
 	// the baseline of a version too new to have its own.
 	RecLatencyModelDayMean = "inferscope:latency_quantile:model_day_mean_seconds"
 	RecLatencyBaseline     = "inferscope:latency_quantile:baseline_seconds"
-	// The network rule's (networkRatio): the service's latency per model and instance, all
-	// versions together, and its day means without the warm-up filter; the gateway's likewise.
+	// The network rule's (networkRatio): the service's latency per model and instance (per model
+	// behind a gateway that does not name the instance), all versions together, and its day
+	// means without the warm-up filter; the gateway's likewise.
 	RecLatencyModel           = "inferscope:latency_quantile:model_seconds"
 	RecLatencyModelAllDayMean = "inferscope:latency_quantile:model_day_mean_unfiltered_seconds"
 	RecGatewayLatency         = "inferscope:gateway_latency_quantile:seconds"
@@ -151,9 +152,7 @@ func (b *builder) promRules(service, gpu bool, fleet []*builder) []PromRule {
 			continue
 		}
 		c := c
-		if perModel(s) {
-			c.version = ""
-		}
+		c = c.forRule(s)
 		r := PromRule{Alert: s.alert, Expr: alerts[s.id], Labels: ruleLabels(p, s), Annotations: c.annotations(s)}
 		if d := s.hold(p); d > 0 {
 			r.For = promDuration(d)
@@ -200,10 +199,11 @@ func (b *builder) recordings(service, gpu bool, available map[string]bool) []Pro
 		record(RecLatencyRatio, b.rec(RecLatency)+" / "+b.rec(RecLatencyBaseline))
 	}
 	if service && available["network-p1"] {
-		record(RecLatencyModel, b.steady(b.latency(b.modelGroup())))
-		record(RecLatencyModelAllDayMean, b.dayMeans(b.latency(b.modelGroup())))
-		record(RecGatewayLatency, b.steady(b.gatewayLatency()))
-		record(RecGatewayDayMean, b.dayMeans(b.gatewayLatency()))
+		gw, gwDays, svc, svcDays := b.networkParts()
+		record(RecLatencyModel, svc)
+		record(RecLatencyModelAllDayMean, svcDays)
+		record(RecGatewayLatency, gw)
+		record(RecGatewayDayMean, gwDays)
 	}
 	if service && available["jitter-p1"] {
 		record(RecJitter, b.steady(fmt.Sprintf("%s\n/\n(%s > 0)", b.quantile(profile.Latency, 0.99), b.quantile(profile.Latency, 0.5))))

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/pkg/engine"
+	"github.com/inferscope/inferscope/pkg/gateway"
 	"github.com/inferscope/inferscope/pkg/gpufields"
 	"github.com/inferscope/inferscope/pkg/profile"
 	"github.com/inferscope/inferscope/pkg/prom"
@@ -43,6 +44,8 @@ type builder struct {
 	// server is the server's name when the rules cover several servers (ServerLabel marks its
 	// recorded series), "" for one server.
 	server string
+	// gw is the gateway configured in front of the servers (nil: none; network.go).
+	gw *gateway.Gateway
 }
 
 // newBuilders returns a builder per server the parameters name, in their order.
@@ -53,7 +56,7 @@ func newBuilders(p Params) ([]*builder, error) {
 	}
 	out := make([]*builder, len(ps))
 	for i, prof := range ps {
-		b := &builder{p: p, prof: prof, model: prof.ModelLabel, version: prof.VersionLabel, instance: prof.InstanceLabel}
+		b := &builder{p: p, prof: prof, model: prof.ModelLabel, version: prof.VersionLabel, instance: prof.InstanceLabel, gw: p.gateway}
 		if b.instance == "" {
 			b.instance = "instance"
 		}
@@ -464,34 +467,6 @@ func (b *builder) dayMeans(expr string) string {
 			prom.Quote(dayLabel), prom.Quote(strconv.Itoa(d)))
 	}
 	return strings.Join(parts, "\nor\n")
-}
-
-// gatewayLatency is the P-quantile of the gateway's upstream time per model and instance (a
-// gateway routes to a model, whichever versions serve it), unfiltered; the network rule reads it
-// with its warming instances and models left out (steady) and its previous days as they were.
-func (b *builder) gatewayLatency() string {
-	return b.quantileBy(profile.NetworkTime, b.p.LatencyQuantile, b.modelGroup())
-}
-
-// networkRatio is the network rule's signal, per model and instance: the gateway's latency less
-// the service's own rise (each against its same-time-of-day baseline; a service that got faster
-// takes nothing off), over the gateway's baseline. It passes the line when the time added
-// outside the service alone does: on a network's jitter it is the gateway's own ratio, on a
-// service that slows down it stays near 1 however far the gateway's time rises with it (the
-// latency rules page that). gw and svc are the current values, warm-up filtered; gwDays and
-// svcDays their previous days' means (dayMeans), unfiltered: the Grafana rendering writes them
-// out and must stay short enough for a store's query-length limit (VictoriaMetrics refuses
-// more than 16 KiB by default), and the Prometheus rendering records the same. A restart in a
-// previous day's window raises that day's mean, which makes the rule slower to fire, never
-// quicker. A baseline needs baselineMinDays days with requests, as the latency rules' do.
-func (b *builder) networkRatio(gw, gwDays, svc, svcDays string) string {
-	mg := b.modelGroup()
-	baseline := func(days string) string {
-		return fmt.Sprintf("(avg without (%s) (%s > 0) and %s count without (%s) (%s > 0) >= %d)",
-			dayLabel, days, on(mg...), dayLabel, days, b.p.BaselineMinDays)
-	}
-	return fmt.Sprintf("(\n  (\n%s\n  )\n  - %s\n  clamp_min(\n    (\n%s\n    )\n    - %s\n    0\n  )\n)\n/ %s %s",
-		indent(indent(gw)), on(mg...), indent(indent(indent(svc))), baseline(svcDays)+",", on(mg...), baseline(gwDays))
 }
 
 // Template helpers: annotations run PromQL at alert time (Prometheus' query function), with the

@@ -11,6 +11,7 @@ import (
 
 	"github.com/inferscope/inferscope/pkg/alerting"
 	"github.com/inferscope/inferscope/pkg/clip"
+	"github.com/inferscope/inferscope/pkg/gateway"
 )
 
 // The `rules` resource serves the alert-rule catalog to the app's Alert rules page:
@@ -150,6 +151,10 @@ func (d *Datasource) rulesParams(ctx context.Context, req *backend.CallResourceR
 	}
 	if req.PluginContext.DataSourceInstanceSettings != nil {
 		p.DatasourceUID = req.PluginContext.DataSourceInstanceSettings.UID
+	}
+	// The gateway in the settings was checked when they were read; the network rule reads it.
+	if gw, err := gateway.New(d.settings.Gateway); err == nil {
+		p.SetGateway(gw)
 	}
 	prof := d.rulesProfile(ctx, &p)
 	if d.settings.WarmupWindow > 0 {

@@ -35,7 +35,7 @@ func TestRulesResourceCatalog(t *testing.T) {
 	if ans.Profile.Name != "custom" || ans.Profile.Detected || ans.Folder.UID != "inferscope" || ans.Group != "inferscope" {
 		t.Fatalf("answer %+v", ans)
 	}
-	if len(ans.Catalog) != 14 {
+	if len(ans.Catalog) != 15 {
 		t.Fatalf("%d rules in the catalog", len(ans.Catalog))
 	}
 	values := map[string]RulesParam{}

@@ -285,6 +285,32 @@ func (g *Gateway) SourceLabels() []string {
 	return out
 }
 
+// Mapping is one label mapping as a rule renderer needs it, the defaults applied: Source is
+// the gateway label read; a value listed in Map gives its entry (an empty entry: not mapped);
+// any other value, unless MapOnly, matches Regex (anchored at both ends) and gives Replacement
+// expanded ("$1"); an empty result is not mapped.
+type Mapping struct {
+	Source, Regex, Replacement string
+	Map                        map[string]string
+	MapOnly                    bool
+}
+
+func (m mapper) mapping() Mapping {
+	re := strings.TrimSuffix(strings.TrimPrefix(m.re.String(), "^(?:"), ")$")
+	return Mapping{Source: m.label, Regex: re, Replacement: m.repl, Map: maps.Clone(m.m), MapOnly: m.mapOnly}
+}
+
+// ModelMapping is how the gateway's labels give the model.
+func (g *Gateway) ModelMapping() Mapping { return g.model.mapping() }
+
+// InstanceMapping is how they give the instance; false when the gateway does not name it.
+func (g *Gateway) InstanceMapping() (Mapping, bool) {
+	if g.instance == nil {
+		return Mapping{}, false
+	}
+	return g.instance.mapping(), true
+}
+
 // HasVersion and HasInstance report whether the mapping gives versions and instances.
 func (g *Gateway) HasVersion() bool  { return g.version != nil }
 func (g *Gateway) HasInstance() bool { return g.instance != nil }

@@ -47,6 +47,32 @@ func TestExportPrometheus(t *testing.T) {
 	checkWith(t, out, "promtool", "check", "rules")
 }
 
+// The gateway flags reach the network rule: on vLLM, which has no gateway histogram of its own,
+// the rule is rendered only behind a gateway, its service names mapped to the models; a gateway
+// flag without --gateway is a usage error, and so is an unknown gateway.
+func TestExportNetworkRuleBehindAGateway(t *testing.T) {
+	code, out, _ := runCLI(t, "rules", "export", "--format", "prometheus", "--profile", "vllm")
+	if code != exitOK || strings.Contains(out, "InferscopeNetworkLatencyHigh") || !strings.Contains(out, "# Not rendered: network-p1") {
+		t.Fatalf("without a gateway (exit %d), vLLM's file renders the network rule or does not say why:\n%s", code, out)
+	}
+	code, out, errOut := runCLI(t, "rules", "export", "--format", "prometheus", "--profile", "vllm", "--gateway", "ingress-nginx", "--gateway-map", "llama-svc=meta-llama/Llama-3.1-8B")
+	if code != exitOK || errOut != "" {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"alert: InferscopeNetworkLatencyHigh", "nginx_ingress_controller_response_duration_seconds_bucket",
+		`"inferscope_gateway_model", "meta-llama/Llama-3.1-8B", "service", "llama-svc"`, `"model_name", "$1", "inferscope_gateway_model"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the rendering lacks %q", want)
+		}
+	}
+	checkWith(t, out, "promtool", "check", "rules")
+	for _, args := range [][]string{{"--gateway-metric", "x"}, {"--gateway", "haproxy"}} {
+		if code, _, errOut := runCLI(t, append([]string{"rules", "export", "--format", "prometheus", "--profile", "vllm"}, args...)...); code != exitUsage || errOut == "" {
+			t.Errorf("%v: exit %d, %q; want a usage error", args, code, errOut)
+		}
+	}
+}
+
 func TestExportAlertmanager(t *testing.T) {
 	code, out, errOut := runCLI(t, "rules", "export", "--format=alertmanager", "--p0-webhook-url=https://pager.example/hook", "--p0-repeat-interval=15m")
 	if code != exitOK {
@@ -67,7 +93,7 @@ func TestExportGrafana(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &g); err != nil {
 		t.Fatal(err)
 	}
-	if g.Title != "inferscope" || len(g.Rules) != 14 || g.Rules[0].OrgID != 4 || g.Rules[0].Labels[alerting.ObservationLabel] != "" || g.Rules[0].Data[0].DatasourceUID != "ds-1" {
+	if g.Title != "inferscope" || len(g.Rules) != 15 || g.Rules[0].OrgID != 4 || g.Rules[0].Labels[alerting.ObservationLabel] != "" || g.Rules[0].Data[0].DatasourceUID != "ds-1" {
 		t.Fatalf("group %+v", g)
 	}
 }

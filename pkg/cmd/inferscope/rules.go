@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/inferscope/inferscope/pkg/alerting"
+	"github.com/inferscope/inferscope/pkg/gateway"
 	"github.com/inferscope/inferscope/pkg/outfile"
 	"github.com/inferscope/inferscope/pkg/profile"
 )
@@ -118,6 +119,7 @@ func runExport(ctx context.Context, path string, args []string, stdout, stderr i
 	fs := newFlagSet(path)
 	var conn promConn
 	conn.registerReach(fs)
+	conn.gateway.register(fs)
 	format := fs.String("format", "", "output format")
 	output := fs.String("output", "", "write to this file instead of standard output (- = standard output)")
 	orgID := fs.Int64("org-id", 1, "Grafana organisation id of the rules (grafana format)")
@@ -128,7 +130,7 @@ func runExport(ctx context.Context, path string, args []string, stdout, stderr i
 		for _, f := range formats {
 			fmt.Fprintf(stdout, "  %-21s %s\n", f.name, f.help)
 		}
-		fmt.Fprintf(stdout, "\nFlags:\n  --format FORMAT\n      one of the formats above (required)\n  --output FILE\n      write to FILE instead of standard output (- = standard output); a regular file is\n      replaced atomically and keeps its mode, a symbolic link's target is written, a device or\n      FIFO is written in place\n  --org-id N\n      Grafana organisation of the rules, grafana format (default 1)\n  --quiet\n      accepted as by every command (the export prints no progress)\n  --prometheus URL\n      render for the servers found there: every server of a mixed fleet, each with its own\n      names (one Prometheus rule group per server); --profile, when given, is used as it is.\n      Reached with --basic-auth-user, --basic-auth-password-file, --bearer-token-file,\n      --timeout, --max-answer-size; --profile-label PROFILE.KIND=LABEL renames one profile's label\n")
+		fmt.Fprintf(stdout, "\nFlags:\n  --format FORMAT\n      one of the formats above (required)\n  --output FILE\n      write to FILE instead of standard output (- = standard output); a regular file is\n      replaced atomically and keeps its mode, a symbolic link's target is written, a device or\n      FIFO is written in place\n  --org-id N\n      Grafana organisation of the rules, grafana format (default 1)\n  --quiet\n      accepted as by every command (the export prints no progress)\n  --prometheus URL\n      render for the servers found there: every server of a mixed fleet, each with its own\n      names (one Prometheus rule group per server); --profile, when given, is used as it is.\n      Reached with --basic-auth-user, --basic-auth-password-file, --bearer-token-file,\n      --timeout, --max-answer-size; --profile-label PROFILE.KIND=LABEL renames one profile's label\n\nThe gateway in front of the servers, whose upstream time the network rule reads (without one,\nthe profile's own gateway histogram, if it has one):\n%s\n", gatewayFlagsHelp())
 		printParamHelp(stdout)
 		fmt.Fprintf(stdout, "\nDurations are Prometheus durations (90s, 5m, 1h30m); ratios are fractions (0.92) or percentages (92%%).\n\n%s\n", exitCodesHelp)
 	}
@@ -181,6 +183,15 @@ func runExport(ctx context.Context, path string, args []string, stdout, stderr i
 // server of a fleet) unless --profile names the profiles; the flat label renames and the warm-up
 // window are the catalog parameters'.
 func followPrometheus(ctx context.Context, fs *flag.FlagSet, conn *promConn, p *alerting.Params) error {
+	gc, err := conn.gateway.config()
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	gw, err := gateway.New(gc)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	p.SetGateway(gw)
 	if conn.url == "" {
 		if len(conn.perProfile) > 0 {
 			return usagef("--profile-label needs --prometheus")
@@ -214,10 +225,11 @@ func runList(ctx context.Context, path string, args []string, stdout, _ io.Write
 	fs := newFlagSet(path)
 	var conn promConn
 	conn.registerReach(fs)
+	conn.gateway.register(fs)
 	fs.Bool("quiet", false, "accepted as by every command; the list prints nothing on standard error")
 	p := paramFlags(fs)
 	help := func() {
-		fmt.Fprintf(stdout, "%s [flags]\n\nLists the catalog: id, severity, hold time, condition; rules the metric profile cannot feed say why, and with --prometheus the rules whose GPU signal the fleet does not export say \"not measured\" and what to enable.\n\nFlags:\n  --quiet\n      accepted as by every command (the list prints no progress)\n  --prometheus URL\n      list for the servers and GPU exporters found there (as rules export)", path)
+		fmt.Fprintf(stdout, "%s [flags]\n\nLists the catalog: id, severity, hold time, condition; rules the metric profile cannot feed say why, and with --prometheus the rules whose GPU signal the fleet does not export say \"not measured\" and what to enable.\n\nFlags:\n  --quiet\n      accepted as by every command (the list prints no progress)\n  --prometheus URL\n      list for the servers and GPU exporters found there (as rules export)\n%s", path, gatewayFlagsHelp())
 		printParamHelp(stdout)
 		fmt.Fprintf(stdout, "\n%s\n", exitCodesHelp)
 	}

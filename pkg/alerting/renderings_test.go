@@ -63,9 +63,7 @@ func TestGPURenderingsAgreeOnTheTestBed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("replays the test bed")
 	}
-	e, s := enginetest.Start(t, enginetest.Profile("custom"))
-	p := alerting.Defaults()
-	p.Profile = "custom"
+	e, s, p := customTestBed(t)
 	ids := []string{"gpumem-p0", "gpumem-p1", "gpumem-forecast-p2", "xid-p1", "gpu-idle-p0", "gpu-throttle-p1", "gpu-ecc-p1"}
 	windows := incidentWindows(t, s, 2*time.Hour, 45*time.Minute, testbed.ComputeSlowdown, testbed.GPUIdle, testbed.WarmupRestart)
 	fired := compareGPURenderings(t, e, p, ids, windows)
@@ -77,6 +75,16 @@ func TestGPURenderingsAgreeOnTheTestBed(t *testing.T) {
 			t.Errorf("%s fired %d times on the test bed, which has no hardware throttling and no uncorrected ECC error", id, fired[id])
 		}
 	}
+}
+
+// customTestBed serves the test bed's history with the custom profile, and the catalog's
+// defaults for it.
+func customTestBed(t *testing.T) (*engine.Engine, *testbed.Scenario, alerting.Params) {
+	t.Helper()
+	e, s := enginetest.Start(t, enginetest.Profile("custom"))
+	p := alerting.Defaults()
+	p.Profile = "custom"
+	return e, s, p
 }
 
 // incidentWindows are the test bed's incidents of the given kinds, each widened by before and
@@ -106,9 +114,7 @@ func TestNetworkRenderingsAgreeOnTheTestBed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("replays the test bed")
 	}
-	e, s := enginetest.Start(t, enginetest.Profile("custom"))
-	p := alerting.Defaults()
-	p.Profile = "custom"
+	e, s, p := customTestBed(t)
 	jitter, _ := s.Incident(testbed.NetworkJitter)
 	windows := incidentWindows(t, s, 30*time.Minute, 30*time.Minute, testbed.NetworkJitter, testbed.QueueSurge, testbed.ComputeSlowdown, testbed.GPUIdle, testbed.WarmupRestart)
 	var onNodeB []string

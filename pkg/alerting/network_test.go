@@ -2,6 +2,7 @@ package alerting
 
 import (
 	"math"
+	"sort"
 	"strconv"
 	"testing"
 
@@ -75,4 +76,44 @@ func TestPromtoolNetworkRuleBehindIngressNginx(t *testing.T) {
 		},
 	}
 	runPromtool(t, p, []promtoolTest{network, service})
+}
+
+// TestRelabelMapsAsTheEngineDoes: a gateway mapping rendered in PromQL (relabel), evaluated by
+// promtool, gives each gateway series the model the engine's own mapping (gateway.Map) gives it,
+// and drops the series it does not map: a regex with a replacement, a static map over the
+// default regex (a listed value is taken literally, not as a regex; an empty entry unmaps), a
+// static map alone (no regex: an unlisted value is unmapped; "$" taken literally).
+func TestRelabelMapsAsTheEngineDoes(t *testing.T) {
+	values := []string{"recsys-svc", "other", "a.b", "aXb", "c", "k$1", "", "m-x"}
+	rules := []gateway.Rule{
+		{Label: "src", Regex: "(.+)-svc"},
+		{Label: "src", Regex: "(.+)", Replacement: "m-$1"},
+		{Label: "src", Map: map[string]string{"a.b": "x", "c": ""}, Regex: "(.*)"},
+		{Label: "src", Map: map[string]string{"k$1": "v$1", "aXb": "y"}},
+	}
+	var input []series
+	for i, v := range values {
+		input = append(input, series{labelText("gw", map[string]string{"src": v, "i": strconv.Itoa(i)}), "1x10"})
+	}
+	var cases []promqlCase
+	for _, r := range rules {
+		g, err := gateway.New(gateway.Config{Preset: gateway.Custom, Metric: "gw", Model: r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []expSample
+		for i, v := range values {
+			target, ok := g.Map(map[string]string{"src": v})
+			if !ok {
+				continue
+			}
+			want = append(want, expSample{labelText("gw", map[string]string{"src": v, "i": strconv.Itoa(i), "dst": target.Model}), 1})
+		}
+		sort.Slice(want, func(i, j int) bool { return want[i].Labels < want[j].Labels })
+		if len(want) == 0 {
+			t.Fatalf("rule %+v maps none of the values: the case proves nothing", r)
+		}
+		cases = append(cases, promqlCase{Expr: relabel("gw", "dst", g.ModelMapping()), EvalTime: "5m", ExpSamples: want})
+	}
+	runPromtool(t, testParams(), []promtoolTest{{Name: "relabel", InputSeries: input, PromqlTest: cases}})
 }

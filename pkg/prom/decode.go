@@ -147,11 +147,11 @@ func fieldName(key string, names ...string) string {
 func (d *decoder) envelopeField(it *jsoniter.Iterator, key string, a *answer) {
 	switch fieldName(key, "status", "errorType", "error", "warnings", "infos", "data") {
 	case "status":
-		d.status = it.ReadString()
+		d.status = validUTF8(it.ReadString())
 	case "errorType":
-		d.errorType = it.ReadString()
+		d.errorType = validUTF8(it.ReadString())
 	case "error":
-		d.errorMsg = it.ReadString()
+		d.errorMsg = validUTF8(it.ReadString())
 	case "warnings":
 		a.warnings = d.readStrings(it)
 	case "infos":
@@ -391,7 +391,7 @@ func (d *decoder) pairMs(it *jsoniter.Iterator, text bool) (ms int64, v float64,
 		return ms, 0, "", true
 	}
 	if text {
-		s = it.ReadString()
+		s = validUTF8(it.ReadString())
 	} else {
 		v = d.value(it)
 	}
@@ -420,10 +420,29 @@ func (d *decoder) value(it *jsoniter.Iterator) float64 {
 func (d *decoder) readStrings(it *jsoniter.Iterator) []string {
 	var out []string
 	it.ReadArrayCB(func(it *jsoniter.Iterator) bool {
-		out = append(out, it.ReadString())
+		out = append(out, validUTF8(it.ReadString()))
 		return it.Error == nil
 	})
 	return out
+}
+
+// validUTF8 is s as encoding/json (client_golang) decodes a JSON string: each byte that is not
+// part of valid UTF-8 becomes U+FFFD (strings.ToValidUTF8 would replace a run of them with one).
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
 }
 
 // fail records a malformed sample unless the iterator already failed (its message is better).

@@ -26,17 +26,15 @@ const (
 
 // hasGateway reports whether the network rule has a gateway to read.
 func (b *builder) hasGateway() bool {
-	return b.gw != nil || b.has(profile.NetworkTime, profile.Histogram)
+	return b.p.gateway != nil || b.has(profile.NetworkTime, profile.Histogram)
 }
 
 // networkGroup lists the labels the network rule keeps apart: the model and the instance, or
 // the model alone behind a configured gateway that does not name the instance (ingress-nginx,
 // Envoy and Istio name the upstream service, not the pod).
 func (b *builder) networkGroup() []string {
-	if b.gw != nil {
-		if _, ok := b.gw.InstanceMapping(); !ok {
-			return nonEmpty2(b.model)
-		}
+	if g := b.p.gateway; g != nil && !g.HasInstance() {
+		return nonEmpty2(b.model)
 	}
 	return b.modelGroup()
 }
@@ -45,10 +43,10 @@ func (b *builder) networkGroup() []string {
 // unfiltered (the network rule leaves the warming instances out of the current values, and
 // reads the previous days as they were).
 func (b *builder) gatewayLatency() string {
-	if b.gw == nil {
+	g := b.p.gateway
+	if g == nil {
 		return b.quantileBy(profile.NetworkTime, b.p.LatencyQuantile, b.networkGroup())
 	}
-	g := b.gw
 	expr := fmt.Sprintf("sum %s (rate(%s%s))", by(append([]string{"le"}, g.SourceLabels()...)...),
 		selector([]string{g.Metric}, "_bucket", g.Matchers), b.window(b.p.RateWindow))
 	expr = relabel(expr, gatewayModelLabel, g.ModelMapping())

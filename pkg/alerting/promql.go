@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/pkg/engine"
-	"github.com/inferscope/inferscope/pkg/gateway"
 	"github.com/inferscope/inferscope/pkg/gpufields"
 	"github.com/inferscope/inferscope/pkg/profile"
 	"github.com/inferscope/inferscope/pkg/prom"
@@ -44,8 +43,6 @@ type builder struct {
 	// server is the server's name when the rules cover several servers (ServerLabel marks its
 	// recorded series), "" for one server.
 	server string
-	// gw is the gateway configured in front of the servers (nil: none; network.go).
-	gw *gateway.Gateway
 }
 
 // newBuilders returns a builder per server the parameters name, in their order.
@@ -56,7 +53,7 @@ func newBuilders(p Params) ([]*builder, error) {
 	}
 	out := make([]*builder, len(ps))
 	for i, prof := range ps {
-		b := &builder{p: p, prof: prof, model: prof.ModelLabel, version: prof.VersionLabel, instance: prof.InstanceLabel, gw: p.gateway}
+		b := &builder{p: p, prof: prof, model: prof.ModelLabel, version: prof.VersionLabel, instance: prof.InstanceLabel}
 		if b.instance == "" {
 			b.instance = "instance"
 		}

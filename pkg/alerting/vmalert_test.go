@@ -70,7 +70,7 @@ func TestVmalertFiresTheSameAlerts(t *testing.T) {
 	// the metric (ALERTS, from the first replay) was searched before: ask again for a while.
 	want = []string{"network-p1 node-b"}
 	for deadline := time.Now().Add(time.Minute); !slices.Equal(fired, want) && time.Now().Before(deadline); {
-		time.Sleep(2 * time.Second)
+		time.Sleep(200 * time.Millisecond)
 		fired = firedRules(t, vm.URL, to, to.Sub(from))
 	}
 	if len(only) != 5 || !slices.Equal(fired, want) {

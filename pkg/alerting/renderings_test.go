@@ -186,7 +186,7 @@ func TestHardwareRenderingsAgreeOnTheCorpus(t *testing.T) {
 func startCorpusFleet(t *testing.T, server string, cases []testbed.Case) *engine.Engine {
 	t.Helper()
 	promtool := promtest.RequireBinary(t, "promtool")
-	dir, _, _, err := testbed.CorpusTSDB(t.Context(), server, cases, testbed.DefaultEnd, promtool, t.TempDir())
+	dir, _, _, err := testbed.CorpusTSDB(t.Context(), server, cases, testbed.DefaultEnd, 0, promtool, t.TempDir())
 	if err != nil {
 		t.Fatalf("corpus TSDB: %v", err)
 	}

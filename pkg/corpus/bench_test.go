@@ -1,6 +1,7 @@
 package corpus
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"strconv"
@@ -15,7 +16,9 @@ import (
 // BenchmarkCorpus replays the whole corpus: every server's fleet in a real Prometheus, the
 // catalog's backtest over its case days, one triage per case, and prints the per-kind table
 // (docs/benchmarks.md, "The incident corpus"). INFERSCOPE_CORPUS_SEED picks the seed (default
-// 1), INFERSCOPE_CORPUS_SERVERS a comma-separated subset of servers. Run it once:
+// 1), INFERSCOPE_CORPUS_SERVERS a comma-separated subset of servers, INFERSCOPE_CORPUS_STEP the
+// spacing of the history's samples (default 1m; 15s is the brief's scrape interval, and the
+// fleets' histories are then about four times as long to build). Run it once:
 //
 //	go test -run '^$' -bench Corpus -benchtime 1x -timeout 3h ./pkg/corpus/
 func BenchmarkCorpus(b *testing.B) {
@@ -30,6 +33,14 @@ func BenchmarkCorpus(b *testing.B) {
 	servers := testbed.CorpusServers
 	if v := os.Getenv("INFERSCOPE_CORPUS_SERVERS"); v != "" {
 		servers = strings.Split(v, ",")
+	}
+	var step time.Duration
+	if v := os.Getenv("INFERSCOPE_CORPUS_STEP"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			b.Fatalf("INFERSCOPE_CORPUS_STEP: %v", err)
+		}
+		step = d
 	}
 	cases, err := testbed.GenerateCorpus(testbed.CorpusOptions{Seed: seed, Servers: servers})
 	if err != nil {
@@ -48,7 +59,7 @@ func BenchmarkCorpus(b *testing.B) {
 				defer wg.Done()
 				sem <- struct{}{}
 				defer func() { <-sem }()
-				o, err := replayFleet(b, server, casesOf(cases, server), began)
+				o, err := replayFleet(b, server, casesOf(cases, server), step, began)
 				mu.Lock()
 				defer mu.Unlock()
 				if err != nil {
@@ -66,7 +77,7 @@ func BenchmarkCorpus(b *testing.B) {
 		for _, server := range servers {
 			all = append(all, outs[server]...)
 		}
-		fmt.Printf("\ncorpus seed %d, %d cases, %s\n\n", seed, len(all), time.Since(began).Round(time.Second))
+		fmt.Printf("\ncorpus seed %d, %d cases, history step %s, %s\n\n", seed, len(all), cmp.Or(step, testbed.DefaultHistoryStep), time.Since(began).Round(time.Second))
 		rows := Summarize(all)
 		WriteTable(os.Stdout, rows)
 		total := rows[len(rows)-1]
@@ -78,9 +89,9 @@ func BenchmarkCorpus(b *testing.B) {
 // corpusParallel is how many fleets the benchmark replays at once.
 const corpusParallel = 3
 
-func replayFleet(b *testing.B, server string, cases []testbed.Case, began time.Time) ([]Outcome, error) {
+func replayFleet(b *testing.B, server string, cases []testbed.Case, step time.Duration, began time.Time) ([]Outcome, error) {
 	start := time.Now()
-	e, s, build := startFleet(b, server, cases)
+	e, s, build := startFleet(b, server, cases, step)
 	fmt.Fprintf(os.Stderr, "corpus: %s fleet ready in %s (history built: %v, %.0f s)\n", server, time.Since(start).Round(time.Second), !build.Cached, build.Seconds)
 	last := time.Time{}
 	o, bt, err := Replay(b.Context(), e, s, nil, func(done, total int, what string) {

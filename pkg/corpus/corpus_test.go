@@ -63,7 +63,7 @@ func TestCorpusSubset(t *testing.T) {
 	var outs []Outcome
 	for _, server := range subsetServers {
 		own := casesOf(cases, server)
-		e, s, _ := startFleet(t, server, own)
+		e, s, _ := startFleet(t, server, own, 0)
 		o, _, err := Replay(t.Context(), e, s, inSubset(own), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -161,7 +161,7 @@ func TestReplayRulesNameTheFleetsMetrics(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the TorchServe corpus fleet on first use (cached with the benchmark's)")
 	}
-	e, _, _ := startFleet(t, "torchserve", casesOf(subset(t), "torchserve"))
+	e, _, _ := startFleet(t, "torchserve", casesOf(subset(t), "torchserve"), 0)
 	file, err := alerting.RenderPrometheus(replayParams(e))
 	if err != nil {
 		t.Fatal(err)

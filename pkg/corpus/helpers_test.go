@@ -15,11 +15,12 @@ import (
 
 // startFleet serves a server's corpus cases from a real Prometheus (the history built once and
 // cached) and returns the engine the data source would build on it, with the server's profile
-// forced as its user would configure it.
-func startFleet(tb testing.TB, server string, cases []testbed.Case) (*engine.Engine, *testbed.Scenario, testbed.CorpusBuild) {
+// forced as its user would configure it. The history holds a sample every step (0: the test
+// bed's default).
+func startFleet(tb testing.TB, server string, cases []testbed.Case, step time.Duration) (*engine.Engine, *testbed.Scenario, testbed.CorpusBuild) {
 	tb.Helper()
 	promtool := promtest.RequireBinary(tb, "promtool")
-	dir, s, build, err := testbed.CorpusTSDB(tb.Context(), server, cases, testbed.DefaultEnd, promtool, tb.TempDir())
+	dir, s, build, err := testbed.CorpusTSDB(tb.Context(), server, cases, testbed.DefaultEnd, step, promtool, tb.TempDir())
 	if err != nil {
 		tb.Fatalf("corpus TSDB: %v", err)
 	}

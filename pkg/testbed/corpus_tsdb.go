@@ -27,10 +27,17 @@ type CorpusBuild struct {
 }
 
 // CorpusTSDB returns a private copy (dir = parent/tsdb) of the history of a server's corpus
-// cases (CorpusScenario ending at end, CorpusTSDBOptions), built once with promtool and cached
-// like the default scenario's TSDBs under a key that hashes the cases.
-func CorpusTSDB(ctx context.Context, server string, cases []Case, end time.Time, promtool, parent string) (string, *Scenario, CorpusBuild, error) {
+// cases (CorpusScenario ending at end, CorpusTSDBOptions), one sample every step (0:
+// DefaultHistoryStep; the brief's fleets scrape every 15 s), built once with promtool and cached
+// like the default scenario's TSDBs under a key that hashes the cases and the step.
+func CorpusTSDB(ctx context.Context, server string, cases []Case, end time.Time, step time.Duration, promtool, parent string) (string, *Scenario, CorpusBuild, error) {
 	var b CorpusBuild
+	if step == 0 {
+		step = DefaultHistoryStep
+	}
+	if step < time.Second || step > DefaultHistoryStep {
+		return "", nil, b, fmt.Errorf("history step %s: want 1s to %s", step, DefaultHistoryStep)
+	}
 	s, err := CorpusScenario(server, cases, end)
 	if err != nil {
 		return "", nil, b, err
@@ -39,7 +46,7 @@ func CorpusTSDB(ctx context.Context, server string, cases []Case, end time.Time,
 	if err != nil {
 		return "", nil, b, err
 	}
-	key, err := tsdbKey(s, o, DefaultHistoryStep)
+	key, err := tsdbKey(s, o, step)
 	if err != nil {
 		return "", nil, b, err
 	}
@@ -63,7 +70,7 @@ func CorpusTSDB(ctx context.Context, server string, cases []Case, end time.Time,
 		defer unlock()
 		if !validTSDB(final) {
 			began := time.Now()
-			if err := buildTSDB(ctx, s, o, promtool, root, final); err != nil {
+			if err := buildTSDB(ctx, s, o, step, promtool, root, final); err != nil {
 				return "", nil, b, fmt.Errorf("build the corpus TSDB of %s: %w", server, err)
 			}
 			b.Cached, b.Seconds = false, time.Since(began).Seconds()

@@ -205,7 +205,7 @@ func cachedTSDB(ctx context.Context, s *Scenario, o TSDBOptions, promtool string
 		}
 		defer unlock()
 		if !validTSDB(final) { // another process may have built it while we waited
-			if err := buildTSDB(ctx, s, o, promtool, root, final); err != nil {
+			if err := buildTSDB(ctx, s, o, DefaultHistoryStep, promtool, root, final); err != nil {
 				return "", err
 			}
 		}
@@ -378,14 +378,14 @@ func importPart(ctx context.Context, targets []expo.Target, promtool, file, bloc
 	return nil
 }
 
-func buildTSDB(ctx context.Context, s *Scenario, o TSDBOptions, promtool, root, final string) error {
+func buildTSDB(ctx context.Context, s *Scenario, o TSDBOptions, step time.Duration, promtool, root, final string) error {
 	tmp, err := os.MkdirTemp(root, filepath.Base(final)+".tmp-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
 	built := filepath.Join(tmp, "tsdb")
-	opt := expo.HistoryOptions{From: s.End().AddDate(0, 0, -o.Days), To: s.End(), Step: DefaultHistoryStep, Job: "inference"}
+	opt := expo.HistoryOptions{From: s.End().AddDate(0, 0, -o.Days), To: s.End(), Step: step, Job: "inference"}
 	targets, err := s.HistoryTargets(o.Profile, o.GPUNaming, opt.From, s.End().AddDate(0, 0, -o.GPUDays), opt.To)
 	if err != nil {
 		return err

@@ -18,7 +18,8 @@ import (
 // (docs/benchmarks.md, "The incident corpus"). INFERSCOPE_CORPUS_SEED picks the seed (default
 // 1), INFERSCOPE_CORPUS_SERVERS a comma-separated subset of servers, INFERSCOPE_CORPUS_STEP the
 // spacing of the history's samples (default 1m; 15s is the brief's scrape interval, and the
-// fleets' histories are then about four times as long to build). Run it once:
+// fleets' histories are then about four times as long to build), INFERSCOPE_CORPUS_RATE_WINDOW
+// the rules' rate window (the rendering's --rate-window; default the catalog's). Run it once:
 //
 //	go test -run '^$' -bench Corpus -benchtime 1x -timeout 3h ./pkg/corpus/
 func BenchmarkCorpus(b *testing.B) {
@@ -42,6 +43,14 @@ func BenchmarkCorpus(b *testing.B) {
 		}
 		step = d
 	}
+	var rateWindow time.Duration
+	if v := os.Getenv("INFERSCOPE_CORPUS_RATE_WINDOW"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			b.Fatalf("INFERSCOPE_CORPUS_RATE_WINDOW: %v", err)
+		}
+		rateWindow = d
+	}
 	cases, err := testbed.GenerateCorpus(testbed.CorpusOptions{Seed: seed, Servers: servers})
 	if err != nil {
 		b.Fatal(err)
@@ -59,7 +68,7 @@ func BenchmarkCorpus(b *testing.B) {
 				defer wg.Done()
 				sem <- struct{}{}
 				defer func() { <-sem }()
-				o, err := replayFleet(b, server, casesOf(cases, server), step, began)
+				o, err := replayFleet(b, server, casesOf(cases, server), step, rateWindow, began)
 				mu.Lock()
 				defer mu.Unlock()
 				if err != nil {
@@ -89,17 +98,17 @@ func BenchmarkCorpus(b *testing.B) {
 // corpusParallel is how many fleets the benchmark replays at once.
 const corpusParallel = 3
 
-func replayFleet(b *testing.B, server string, cases []testbed.Case, step time.Duration, began time.Time) ([]Outcome, error) {
+func replayFleet(b *testing.B, server string, cases []testbed.Case, step, rateWindow time.Duration, began time.Time) ([]Outcome, error) {
 	start := time.Now()
 	e, s, build := startFleet(b, server, cases, step)
 	fmt.Fprintf(os.Stderr, "corpus: %s fleet ready in %s (history built: %v, %.0f s)\n", server, time.Since(start).Round(time.Second), !build.Cached, build.Seconds)
 	last := time.Time{}
-	o, bt, err := Replay(b.Context(), e, s, nil, func(done, total int, what string) {
+	o, bt, err := Replay(b.Context(), e, s, ReplayOptions{RateWindow: rateWindow, Progress: func(done, total int, what string) {
 		if time.Since(last) > 20*time.Second || done == total {
 			last = time.Now()
 			fmt.Fprintf(os.Stderr, "corpus: %s %d/%d %s (%s)\n", server, done, total, what, time.Since(began).Round(time.Second))
 		}
-	})
+	}})
 	if err != nil {
 		return nil, err
 	}

@@ -64,7 +64,7 @@ func TestCorpusSubset(t *testing.T) {
 	for _, server := range subsetServers {
 		own := casesOf(cases, server)
 		e, s, _ := startFleet(t, server, own, 0)
-		o, _, err := Replay(t.Context(), e, s, inSubset(own), nil)
+		o, _, err := Replay(t.Context(), e, s, ReplayOptions{Only: inSubset(own)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -81,13 +81,25 @@ func (o Outcome) Due() (time.Time, bool) {
 	return due, !due.IsZero()
 }
 
+// ReplayOptions narrow and tune a replay; the zero value replays every case with the catalog's
+// defaults.
+type ReplayOptions struct {
+	// Only, when set, selects the cases.
+	Only func(testbed.Case) bool
+	// Progress, when set, hears each finished step.
+	Progress func(done, total int, what string)
+	// RateWindow, when set, is the rules' rate window instead of the catalog's (the rendering's
+	// --rate-window): how soon the rules page at a finer scrape interval.
+	RateWindow time.Duration
+}
+
 // Replay judges a server's cases on the engine over that fleet's history: one backtest of the
-// catalog over the case days at EvalInterval, then one triage per case (the cases only selects,
-// when set). progress, when set, hears each finished step.
-func Replay(ctx context.Context, e *engine.Engine, s *testbed.Scenario, only func(testbed.Case) bool, progress func(done, total int, what string)) ([]Outcome, *backtest.Report, error) {
+// catalog over the case days at EvalInterval, then one triage per case.
+func Replay(ctx context.Context, e *engine.Engine, s *testbed.Scenario, ro ReplayOptions) ([]Outcome, *backtest.Report, error) {
+	progress := ro.Progress
 	var cases []testbed.Case
 	for _, c := range s.Cases() {
-		if only == nil || only(c) {
+		if ro.Only == nil || ro.Only(c) {
 			cases = append(cases, c)
 		}
 	}
@@ -99,6 +111,9 @@ func Replay(ctx context.Context, e *engine.Engine, s *testbed.Scenario, only fun
 		from = minTime(from, c.Onset)
 	}
 	params := replayParams(e)
+	if ro.RateWindow > 0 {
+		params.RateWindow = ro.RateWindow
+	}
 	catalog, err := alerting.Catalog(params)
 	if err != nil {
 		return nil, nil, err

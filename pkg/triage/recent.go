@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/pkg/engine"
+	"github.com/inferscope/inferscope/pkg/profile"
 )
 
 // A recent change inside a short window. The on-call engineer asks when the page arrives, and
@@ -61,6 +62,15 @@ func (rc *RecentChange) what() string {
 		return rc.Signal
 	}
 	return "time per request"
+}
+
+// valueText writes a level of the series the change was seen in: a share for the KV cache, a
+// time otherwise.
+func (rc *RecentChange) valueText(v float64) string {
+	if rc.Signal == kvSignal {
+		return pctText(v)
+	}
+	return msText(v)
 }
 
 // recentChange finds, in one subject's series, the trailing run of points past the line against
@@ -160,10 +170,84 @@ func findRecent(ctx context.Context, e *engine.Engine, o Options) (*RecentChange
 	if best := segmentChange(r, res.Series, times, o); best != nil {
 		return best, r.rng.MinStep, r.rd.Queries, nil
 	}
-	// Last, a smaller step of the time per request: the decomposition's own line for a latency
+	// Then a smaller step of the time per request: the decomposition's own line for a latency
 	// change (totalRise), held for segmentPoints points (one point past 1.2× is within the noise
 	// of a two-minute mean).
-	return strongestChangePast(times, nil, timeKeys, o, "", totalRise, segmentPoints), r.rng.MinStep, r.rd.Queries, nil
+	if best := strongestChangePast(times, nil, timeKeys, o, "", totalRise, segmentPoints); best != nil {
+		return best, r.rng.MinStep, r.rd.Queries, nil
+	}
+	return kvChange(ctx, r, o), r.rng.MinStep, r.rd.Queries, nil
+}
+
+// kvSignal names a change point found in the KV cache.
+const kvSignal = "KV-cache usage"
+
+// kvChange is the last place a change point is looked for: an instance's KV cache that climbed
+// past its critical line from under its warning line and stayed past it to the window's end.
+// A surge of long generations fills the cache within a minute, before any request has finished
+// slower: the time per request has not moved yet, and the memory alert fires on the cache
+// alone. What follows that point, read over each counter's last scrape interval, says what
+// filled it (more requests, longer inputs); the 15 minutes' means cannot. nil where the server
+// reports no KV cache or none climbed.
+func kvChange(ctx context.Context, r *reader, o Options) *RecentChange {
+	th := DefaultThresholds()
+	step := r.rng.MinStep
+	q := engine.RoleQuery{Num: profile.KVCacheUsage, Model: o.Model, Start: r.rng.Start.Truncate(step), End: r.rng.End, Step: step}
+	if o.Instance != "" {
+		q.Instances = []string{o.Instance}
+	}
+	series, why, err := r.prom.RoleReading(ctx, q)
+	if why != "" {
+		return nil
+	}
+	r.rd.Queries++
+	if err != nil {
+		return nil // the detection is a refinement: without it the window is compared as one
+	}
+	node := o.node()
+	var best *RecentChange
+	for _, s := range series {
+		in := s.Labels[r.instLbl]
+		if in == "" || node != "" && nodeOf(in) != node {
+			continue
+		}
+		at, level, now, n, ok := kvClimb(s.T, s.V, o.From, o.To, th)
+		if ok && (best == nil || now-level > best.Now-best.Level) {
+			best = &RecentChange{At: at, Where: in, Level: level, Now: now, Points: n, Signal: kvSignal}
+		}
+	}
+	return best
+}
+
+// kvClimb finds in one instance's KV-cache usage the trailing run of points at or past the
+// critical line, started inside [from, to], after a level (the median of the points from as
+// long again before the window) under the warning line: a cache that stood full is the
+// server's shape, not a change.
+func kvClimb(t []int64, v []float64, from, to time.Time, th Thresholds) (at time.Time, level, now float64, points int, ok bool) {
+	span := to.Sub(from) * (recentLevelFactor - 1)
+	lo, f, hi := from.Add(-span).UnixMilli(), from.UnixMilli(), to.UnixMilli()
+	var ts []int64
+	var vals []float64
+	for i, x := range t {
+		if x > lo && x <= hi && i < len(v) && finite(v[i]) {
+			ts, vals = append(ts, x), append(vals, v[i])
+		}
+	}
+	if len(vals) < 6 || ts[len(ts)-1] < hi-time.Minute.Milliseconds() {
+		return time.Time{}, 0, 0, 0, false
+	}
+	start := len(vals)
+	for start > 0 && vals[start-1] >= th.KVCacheCrit {
+		start--
+	}
+	if start == len(vals) || start == 0 || ts[start] <= f {
+		return time.Time{}, 0, 0, 0, false
+	}
+	level = median(vals[:start])
+	if level >= th.KVCacheWarn {
+		return time.Time{}, 0, 0, 0, false
+	}
+	return time.UnixMilli(ts[start]).UTC(), level, mean(vals[start:]), len(vals) - start, true
 }
 
 // segmentChange looks for the change in one segment of the split where neither the time per
@@ -285,7 +369,7 @@ func settleRecent(rep *Report, rc *RecentChange) {
 		rep.Confidence = "medium"
 	case rep.Verdict == Healthy:
 		rep.Summary += fmt.Sprintf("; the %s of %s stepped from %s to %s at %s, and what follows stays under the lines: watch it",
-			rc.what(), rc.Where, msText(rc.Level), msText(rc.Now), rc.At.Format("15:04"))
+			rc.what(), rc.Where, rc.valueText(rc.Level), rc.valueText(rc.Now), rc.At.Format("15:04"))
 	}
 }
 
@@ -297,8 +381,8 @@ func recentNotice(rc *RecentChange, w Window) string {
 	}
 	if rc.Points == 1 {
 		return fmt.Sprintf("change point at %s: the %s of %s stepped from %s to %s at the window's last point; that point is compared with the hour before %s%s: one interval of requests, so ask again in a few minutes to confirm",
-			rc.At.Format("15:04"), rc.what(), rc.Where, msText(rc.Level), msText(rc.Now), w.Start.Format("15:04"), how)
+			rc.At.Format("15:04"), rc.what(), rc.Where, rc.valueText(rc.Level), rc.valueText(rc.Now), w.Start.Format("15:04"), how)
 	}
 	return fmt.Sprintf("change point at %s: the %s of %s stepped from %s to %s; the last %s of the %s window (%.0f %%) are compared with the hour before %s%s",
-		rc.At.Format("15:04"), rc.what(), rc.Where, msText(rc.Level), msText(rc.Now), w.Duration, rc.Asked.Duration, rc.Covers*100, w.Start.Format("15:04"), how)
+		rc.At.Format("15:04"), rc.what(), rc.Where, rc.valueText(rc.Level), rc.valueText(rc.Now), w.Duration, rc.Asked.Duration, rc.Covers*100, w.Start.Format("15:04"), how)
 }

@@ -289,3 +289,43 @@ func TestFindSmallerStepOfTheTotal(t *testing.T) {
 		t.Errorf("one point taken: %+v", rc)
 	}
 }
+
+// TestKVClimb: a KV cache that climbed past its critical line inside the window, from a level
+// under its warning line, and stayed there to the window's end is a change point at its first
+// point past the line; a cache that stood full, one that fell back, one that filled before the
+// window, and a series that stops before the window's end are none.
+func TestKVClimb(t *testing.T) {
+	to := time.Date(2026, 11, 22, 14, 19, 0, 0, time.UTC)
+	from := to.Add(-15 * time.Minute)
+	th := DefaultThresholds()
+	low := flat(28, 0.46)
+	cases := []struct {
+		name   string
+		vals   []float64
+		end    time.Time // the series' last point
+		ok     bool
+		points int
+	}{
+		{"filled in the last minute", append(low, 1.0), to, true, 1},
+		{"filled two minutes ago", append(low[:27], 0.95, 1.0), to, true, 2},
+		{"stood full", append(flat(28, 0.9), 1.0), to, false, 0},
+		{"fell back", append(low[:27], 1.0, 0.6), to, false, 0},
+		{"under the critical line", append(low, 0.91), to, false, 0},
+		{"full since before the window", append(flat(10, 0.4), flat(19, 0.99)...), to, false, 0},
+		{"the series stops early", append(low, 1.0), to.Add(-2 * time.Minute), false, 0},
+	}
+	for _, c := range cases {
+		ts, vs := series(c.end, c.vals...)
+		at, level, now, n, ok := kvClimb(ts, vs, from, to, th)
+		if ok != c.ok || n != c.points {
+			t.Errorf("%s: ok %v with %d points, want %v with %d", c.name, ok, n, c.ok, c.points)
+			continue
+		}
+		if ok {
+			first := c.end.Add(-time.Duration(c.points-1) * time.Minute)
+			if !at.Equal(first) || math.Abs(level-0.46) > 1e-9 || now < th.KVCacheCrit {
+				t.Errorf("%s: at %s level %g now %g, want %s from 0.46", c.name, at, level, now, first)
+			}
+		}
+	}
+}

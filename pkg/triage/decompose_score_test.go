@@ -305,6 +305,22 @@ func TestScoreChangeInAShareOfTheRequests(t *testing.T) {
 	if r.Lead != "" || r.Verdict == Diagnosed {
 		t.Errorf("a P95 without the mean's rise led %q: %s %s", r.Lead, r.Verdict, causeList(&r))
 	}
+	// The hour before held a higher P95 (32 ms: the daily peak, or the change's first minutes),
+	// so the P95 reads 1.31× the hour before, under the line; against its baseline, as the P1
+	// alert reads it, it is 1.59×. It still leads (corpus seed 3, custom-35: no direction before).
+	byBaseline := func(baseline float64) Report {
+		return Score(readings("", func(s *Subject, in *Instance) {
+			s.Compute.Now, s.P95.Before, s.P95.Now, s.BaselineRatio, in.InputMean.Now = 0.0155, 0.032, 0.042, baseline, 330
+		}), DefaultThresholds())
+	}
+	r = byBaseline(1.59)
+	t.Logf("against the baseline: %s %s lead %q", r.Verdict, causeList(&r), r.Lead)
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseInputShift || r.Lead != SegCompute {
+		t.Errorf("want input_shift first under a compute lead read against the baseline: %s %s lead %q", r.Verdict, causeList(&r), r.Lead)
+	}
+	if r = byBaseline(1.3); r.Lead != "" || r.Verdict == Diagnosed {
+		t.Errorf("a P95 under the line against both references led %q: %s %s", r.Lead, r.Verdict, causeList(&r))
+	}
 }
 
 // TestScoreFasterNewVersionIsNoCause: a version deployed in the window and 5 % faster than the

@@ -52,7 +52,10 @@ const totalRise = 1.2
 // A change confined to a share of the requests (one client's long inputs, one GPU of several)
 // lifts the P95 past the latency alert's P1 line (tailLine×, and the floor) before the mean
 // moves by the floor: the P95's rise then stands for the total's, provided the mean rose too (by
-// tailMean×), and the segment holding at least tailShare of the mean's rise leads.
+// tailMean×), and the segment holding at least tailShare of the mean's rise leads. The line is
+// read against the hour before or, as the alert reads it, against the P95's 7-day
+// same-time-of-day baseline: an hour before that held the daily peak (or part of the change)
+// hides a rise the alert sees; the P95 must still have risen by the floor over the hour before.
 const (
 	tailLine  = 1.5
 	tailMean  = 1.05
@@ -62,8 +65,8 @@ const (
 // tailRise says whether the subject's change is confined to a share of its requests (above);
 // floor is the step floor of the subject's time before.
 func tailRise(s Subject, total Pair, floor float64) bool {
-	return ratio(s.P95.Now, s.P95.Before) >= tailLine && s.P95.Now-s.P95.Before >= floor &&
-		ratio(total.Now, total.Before) >= tailMean
+	past := ratio(s.P95.Now, s.P95.Before) >= tailLine || s.BaselineRatio >= tailLine
+	return past && s.P95.Now-s.P95.Before >= floor && ratio(total.Now, total.Before) >= tailMean
 }
 
 // segPart is one segment's mean time per request, before and now.

@@ -93,6 +93,11 @@ type Range struct {
 	MinStep    time.Duration
 	// MaxPoints, when positive, coarsens the step further (the panel's maxDataPoints).
 	MaxPoints int
+	// AlignEnd ends the grid at End itself (to the second), its points End − k × step, instead
+	// of at the last multiple of the step: a question asked now reads up to now. At a 1-minute
+	// step and 15-second scrapes, a grid of multiples leaves out up to the last 45 seconds,
+	// which hold the whole of an incident that paged at once.
+	AlignEnd bool
 }
 
 // Runner is a parsed query of one type, ready to run.
@@ -330,6 +335,10 @@ func newGrid(r Range, l Limits) (grid, error) {
 	ms := step.Milliseconds()
 	start := r.Start.UnixMilli() / ms * ms
 	end := r.End.UnixMilli() / ms * ms
+	if r.AlignEnd {
+		end = r.End.Truncate(time.Second).UnixMilli()
+		start = end - (end-r.Start.UnixMilli()+ms-1)/ms*ms
+	}
 	return grid{start: start, end: end, step: step}, nil
 }
 

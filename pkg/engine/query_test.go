@@ -185,3 +185,24 @@ func TestGridLimits(t *testing.T) {
 		t.Errorf("maxDataPoints 100 over 1h: step %v", g.step)
 	}
 }
+
+// TestGridAlignEnd: a grid aligned to its end has its last point at the end (to the second) and
+// whole steps before it back to the start or just before it; the default grid ends at the last
+// multiple of the step, 45 seconds earlier here.
+func TestGridAlignEnd(t *testing.T) {
+	from := time.Date(2026, 11, 21, 16, 0, 0, 0, time.UTC)
+	to := from.Add(15*time.Minute + 15*time.Second + 300*time.Millisecond)
+	g, err := newGrid(Range{Start: from, End: to, MinStep: time.Minute, AlignEnd: true}, DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := g.out()
+	last, first := time.UnixMilli(out[len(out)-1]).UTC(), time.UnixMilli(out[0]).UTC()
+	if !last.Equal(to.Truncate(time.Second)) || !first.Equal(from.Add(-45*time.Second)) || len(out) != 17 || g.step != time.Minute {
+		t.Errorf("aligned to its end: %s … %s, %d points at %s", first, last, len(out), g.step)
+	}
+	g, _ = newGrid(Range{Start: from, End: to, MinStep: time.Minute}, DefaultLimits)
+	if last := time.UnixMilli(g.end).UTC(); !last.Equal(from.Add(15 * time.Minute)) {
+		t.Errorf("aligned to the step: ends %s", last)
+	}
+}

@@ -188,13 +188,21 @@ func newReader(e *engine.Engine, o Options) *reader {
 	// gets a shorter one so its points are its own.
 	rate := min(5*time.Minute, max(2*time.Minute, (o.To.Sub(o.From)/3).Truncate(time.Minute)))
 	r := &reader{e: e, prom: e.Reader(), o: o, rd: rd, rate: max(rate, step),
-		rng:     engine.Range{Start: rd.Before.Start, End: o.To, MinStep: step},
+		rng:     engine.Range{Start: rd.Before.Start, End: o.To, MinStep: step, AlignEnd: true},
 		instLbl: e.Profile.InstanceLabel, verLbl: e.Profile.VersionLabel,
 		noticed: map[string]bool{}, warmSeen: map[string]bool{}}
 	if r.instLbl == "" {
 		r.instLbl = "instance"
 	}
 	return r
+}
+
+// gridStart is the first point of the reader's grid at step: the grid ends at the question's
+// end (engine.Range.AlignEnd), so a PromQL range read beside the engine's queries starts whole
+// steps before it, not at a multiple of the step.
+func (r *reader) gridStart(step time.Duration) time.Time {
+	end := r.rng.End.Truncate(time.Second)
+	return end.Add(-((end.Sub(r.rng.Start) + step - 1) / step) * step)
 }
 
 // Read gathers the readings of o, its window completed with the defaults, from the engine's
@@ -794,7 +802,7 @@ func (r *reader) extraJobs() []func(context.Context) error {
 	var jobs []func(context.Context) error
 	for _, rdg := range readings {
 		q := engine.RoleQuery{Num: rdg.num, Den: rdg.den, Model: r.o.Model, Instances: instances, Rate: r.rate, LastInterval: r.o.lastInterval,
-			Start: r.rng.Start.Truncate(step), End: r.rng.End, Step: step}
+			Start: r.gridStart(step), End: r.rng.End, Step: step}
 		jobs = append(jobs, func(ctx context.Context) error {
 			series, why, err := r.prom.RoleReading(ctx, q)
 			if why != "" {

@@ -1,14 +1,12 @@
 package triage
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/inferscope/inferscope/pkg/engine"
-	"github.com/inferscope/inferscope/pkg/prom"
 	"github.com/inferscope/inferscope/pkg/testbed"
+	"github.com/inferscope/inferscope/pkg/testbed/enginetest"
 	"github.com/inferscope/inferscope/pkg/testbed/expo"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
 )
@@ -34,14 +32,7 @@ func TestQuestionAtFifteenSecondScrapes(t *testing.T) {
 	if err := testbed.BuildHistoryTSDB(t.Context(), targets, promtool, dir, opt); err != nil {
 		t.Fatal(err)
 	}
-	client, err := prom.New(promtest.Start(t, promtest.Options{DataDir: dir}).URL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := engine.New(context.Background(), engine.Config{Prom: client, Profile: "custom", WarmupWindow: 2 * time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := enginetest.OnURL(t, promtest.Start(t, promtest.Options{DataDir: dir}).URL, enginetest.Profile("custom"))
 	to := in.Start.Add(15 * time.Second)
 	r, err := Diagnose(t.Context(), e, Options{Model: in.Model, From: to.Add(-DefaultWindow), To: to})
 	if err != nil {

@@ -117,6 +117,22 @@ func Start(t testing.TB, opts ...Option) (*engine.Engine, *testbed.Scenario) {
 	default:
 		t.Fatalf("enginetest: unknown store %q", c.store)
 	}
+	return newEngine(t, url, c), s
+}
+
+// OnURL builds the engine the data source would build on a store already serving a history
+// (a test's own, written at another step or over another span), with Start's options.
+func OnURL(t testing.TB, url string, opts ...Option) *engine.Engine {
+	t.Helper()
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
+	return newEngine(t, url, c)
+}
+
+func newEngine(t testing.TB, url string, c config) *engine.Engine {
+	t.Helper()
 	client, err := prom.New(url, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +143,7 @@ func Start(t testing.TB, opts ...Option) (*engine.Engine, *testbed.Scenario) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return e, s
+	return e
 }
 
 // EachStore runs f as one subtest per store (named after it), handing it the Option that

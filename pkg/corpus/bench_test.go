@@ -35,22 +35,7 @@ func BenchmarkCorpus(b *testing.B) {
 	if v := os.Getenv("INFERSCOPE_CORPUS_SERVERS"); v != "" {
 		servers = strings.Split(v, ",")
 	}
-	var step time.Duration
-	if v := os.Getenv("INFERSCOPE_CORPUS_STEP"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			b.Fatalf("INFERSCOPE_CORPUS_STEP: %v", err)
-		}
-		step = d
-	}
-	var rateWindow time.Duration
-	if v := os.Getenv("INFERSCOPE_CORPUS_RATE_WINDOW"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			b.Fatalf("INFERSCOPE_CORPUS_RATE_WINDOW: %v", err)
-		}
-		rateWindow = d
-	}
+	step, rateWindow := envDuration(b, "INFERSCOPE_CORPUS_STEP"), envDuration(b, "INFERSCOPE_CORPUS_RATE_WINDOW")
 	cases, err := testbed.GenerateCorpus(testbed.CorpusOptions{Seed: seed, Servers: servers})
 	if err != nil {
 		b.Fatal(err)
@@ -93,6 +78,19 @@ func BenchmarkCorpus(b *testing.B) {
 		b.ReportMetric(100*float64(total.Top1)/float64(total.Cases), "top1-%")
 		b.ReportMetric(100*float64(total.Wrong)/float64(total.Cases), "wrong-%")
 	}
+}
+
+// envDuration reads a duration from the environment (0 where unset).
+func envDuration(b *testing.B, name string) time.Duration {
+	v := os.Getenv(name)
+	if v == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		b.Fatalf("%s: %v", name, err)
+	}
+	return d
 }
 
 // corpusParallel is how many fleets the benchmark replays at once.

@@ -176,7 +176,8 @@ func findRecent(ctx context.Context, e *engine.Engine, o Options) (*RecentChange
 	if best := strongestChangePast(times, nil, timeKeys, o, "", totalRise, segmentPoints); best != nil {
 		return best, r.rng.MinStep, r.rd.Queries, nil
 	}
-	return kvChange(ctx, r, o), r.rng.MinStep, r.rd.Queries, nil
+	kv := kvChange(ctx, r, o) // before r.rd.Queries is read: it counts its query
+	return kv, r.rng.MinStep, r.rd.Queries, nil
 }
 
 // kvSignal names a change point found in the KV cache.
@@ -211,7 +212,7 @@ func kvChange(ctx context.Context, r *reader, o Options) *RecentChange {
 		if in == "" || node != "" && nodeOf(in) != node {
 			continue
 		}
-		at, level, now, n, ok := kvClimb(s.T, s.V, o.From, o.To, th)
+		at, level, now, n, ok := kvClimb(s.T, s.V, o.From, o.To, step, th)
 		if ok && (best == nil || now-level > best.Now-best.Level) {
 			best = &RecentChange{At: at, Where: in, Level: level, Now: now, Points: n, Signal: kvSignal}
 		}
@@ -219,11 +220,11 @@ func kvChange(ctx context.Context, r *reader, o Options) *RecentChange {
 	return best
 }
 
-// kvClimb finds in one instance's KV-cache usage the trailing run of points at or past the
-// critical line, started inside [from, to], after a level (the median of the points from as
-// long again before the window) under the warning line: a cache that stood full is the
-// server's shape, not a change.
-func kvClimb(t []int64, v []float64, from, to time.Time, th Thresholds) (at time.Time, level, now float64, points int, ok bool) {
+// kvClimb finds in one instance's KV-cache usage (points step apart) the trailing run of points
+// at or past the critical line, started inside [from, to] and reaching its last step, after a
+// level (the median of the points from as long again before the window) under the warning line:
+// a cache that stood full is the server's shape, not a change.
+func kvClimb(t []int64, v []float64, from, to time.Time, step time.Duration, th Thresholds) (at time.Time, level, now float64, points int, ok bool) {
 	span := to.Sub(from) * (recentLevelFactor - 1)
 	lo, f, hi := from.Add(-span).UnixMilli(), from.UnixMilli(), to.UnixMilli()
 	var ts []int64
@@ -233,7 +234,7 @@ func kvClimb(t []int64, v []float64, from, to time.Time, th Thresholds) (at time
 			ts, vals = append(ts, x), append(vals, v[i])
 		}
 	}
-	if len(vals) < 6 || ts[len(ts)-1] < hi-time.Minute.Milliseconds() {
+	if len(vals) < 6 || ts[len(ts)-1] < hi-step.Milliseconds() {
 		return time.Time{}, 0, 0, 0, false
 	}
 	start := len(vals)

@@ -316,7 +316,7 @@ func TestKVClimb(t *testing.T) {
 	}
 	for _, c := range cases {
 		ts, vs := series(c.end, c.vals...)
-		at, level, now, n, ok := kvClimb(ts, vs, from, to, th)
+		at, level, now, n, ok := kvClimb(ts, vs, from, to, time.Minute, th)
 		if ok != c.ok || n != c.points {
 			t.Errorf("%s: ok %v with %d points, want %v with %d", c.name, ok, n, c.ok, c.points)
 			continue

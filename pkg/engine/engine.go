@@ -100,6 +100,14 @@ type Range struct {
 	AlignEnd bool
 }
 
+// EndAlignedStart is the first point of a grid that ends at End (to the second) with points step
+// apart and starts at Start or whole steps before it: the grid AlignEnd asks for, for a PromQL
+// range read beside the engine's queries on the same points.
+func (r Range) EndAlignedStart(step time.Duration) time.Time {
+	end := r.End.Truncate(time.Second)
+	return end.Add(-((end.Sub(r.Start) + step - 1) / step) * step)
+}
+
 // Runner is a parsed query of one type, ready to run.
 type Runner interface {
 	Run(ctx context.Context, x *Exec) error
@@ -337,7 +345,7 @@ func newGrid(r Range, l Limits) (grid, error) {
 	end := r.End.UnixMilli() / ms * ms
 	if r.AlignEnd {
 		end = r.End.Truncate(time.Second).UnixMilli()
-		start = end - (end-r.Start.UnixMilli()+ms-1)/ms*ms
+		start = r.EndAlignedStart(step).UnixMilli()
 	}
 	return grid{start: start, end: end, step: step}, nil
 }

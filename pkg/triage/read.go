@@ -197,14 +197,6 @@ func newReader(e *engine.Engine, o Options) *reader {
 	return r
 }
 
-// gridStart is the first point of the reader's grid at step: the grid ends at the question's
-// end (engine.Range.AlignEnd), so a PromQL range read beside the engine's queries starts whole
-// steps before it, not at a multiple of the step.
-func (r *reader) gridStart(step time.Duration) time.Time {
-	end := r.rng.End.Truncate(time.Second)
-	return end.Add(-((end.Sub(r.rng.Start) + step - 1) / step) * step)
-}
-
 // Read gathers the readings of o, its window completed with the defaults, from the engine's
 // Prometheus.
 func Read(ctx context.Context, e *engine.Engine, o Options) (*Readings, error) {
@@ -802,7 +794,7 @@ func (r *reader) extraJobs() []func(context.Context) error {
 	var jobs []func(context.Context) error
 	for _, rdg := range readings {
 		q := engine.RoleQuery{Num: rdg.num, Den: rdg.den, Model: r.o.Model, Instances: instances, Rate: r.rate, LastInterval: r.o.lastInterval,
-			Start: r.gridStart(step), End: r.rng.End, Step: step}
+			Start: r.rng.EndAlignedStart(step), End: r.rng.End, Step: step}
 		jobs = append(jobs, func(ctx context.Context) error {
 			series, why, err := r.prom.RoleReading(ctx, q)
 			if why != "" {

@@ -193,7 +193,7 @@ const kvSignal = "KV-cache usage"
 func kvChange(ctx context.Context, r *reader, o Options) *RecentChange {
 	th := DefaultThresholds()
 	step := r.rng.MinStep
-	q := engine.RoleQuery{Num: profile.KVCacheUsage, Model: o.Model, Start: r.gridStart(step), End: r.rng.End, Step: step}
+	q := engine.RoleQuery{Num: profile.KVCacheUsage, Model: o.Model, Start: r.rng.EndAlignedStart(step), End: r.rng.End, Step: step}
 	if o.Instance != "" {
 		q.Instances = []string{o.Instance}
 	}

@@ -35,8 +35,8 @@ type ctx struct {
 func (c ctx) contextLabels(s spec) map[string]string {
 	out := map[string]string{}
 	if s.scope == ScopeGPU {
-		// The GPU's label comes with the series (GPULabel); a KV cache's memory alert on a node
-		// no GPU exporter reads has none, and a template for it would expand to nothing.
+		// The GPU's label comes with the series (GPULabel); a KV cache's memory alert has none,
+		// and a template for it would expand to nothing.
 		out[NodeOutLabel] = tmplLabel(c.node)
 		return out
 	}
@@ -75,7 +75,7 @@ func hostOfTemplate(instanceLabel string) string {
 // who names the alert's subject in a sentence.
 func (c ctx) who(s spec) string {
 	if s.scope == ScopeGPU {
-		// A memory alert of a KV cache on a node no GPU exporter reads carries no GPU.
+		// A memory alert of a KV cache carries no GPU: the cache is the server's.
 		return "{{ with " + labelRef("gpu") + " }}GPU {{ . }}{{ else }}the GPUs{{ end }} on " + tmplLabel(c.node)
 	}
 	var parts []string
@@ -129,7 +129,8 @@ func (c ctx) summary(s spec) string {
 	case "network-p1":
 		return fmt.Sprintf(`%s: P%s at the gateway, less the service's own rise, is {{ printf "%%.2f" %s }}× its same-time-of-day baseline: the time is added on the way to the service`, who, fmtFloat(p.LatencyQuantile*100), c.value)
 	case "gpumem-p0", "gpumem-p1":
-		return fmt.Sprintf(`%s: memory {{ humanizePercentage %s }} used`, who, c.value)
+		return fmt.Sprintf(`{{ with %s }}%s: memory {{ humanizePercentage %s }} used{{ else }}%s: its fullest KV cache is {{ humanizePercentage %s }} used{{ end }}`,
+			labelRef("gpu"), who, c.value, tmplLabel(c.node), c.value)
 	case "gpu-idle-p0":
 		return fmt.Sprintf(`%s: utilisation 0 for %s while traffic flows and the models are ready`, who, promDuration(p.GPUIdleFor))
 	case "errors-p0":

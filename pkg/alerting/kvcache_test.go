@@ -18,9 +18,10 @@ func (k kvServer) write(n int) []series {
 
 // TestPromtoolMemoryOnKVCacheNodes: on a node serving vLLM the GPUs sit at 93 % (vLLM
 // pre-allocates 90 % of each GPU by default), and no GPU-memory rule fires for that; the memory
-// rules fire there when the KV cache crosses the same lines (85 %, 92 %), and keep firing on
-// GPU memory for the other nodes (node-a at 93 % without a KV cache), whatever the profile the
-// file is rendered for.
+// rules fire there when the KV cache crosses the same lines (85 %, 92 %), once for the node and
+// naming no GPU (the cache is the server's, and a GPU in the triage link may serve another
+// model), and keep firing on GPU memory for the other nodes (node-a at 93 % without a KV cache),
+// whatever the profile the file is rendered for.
 func TestPromtoolMemoryOnKVCacheNodes(t *testing.T) {
 	p := testParams()
 	full := busyGPU("node-a", 0, 0)
@@ -44,46 +45,34 @@ func TestPromtoolMemoryOnKVCacheNodes(t *testing.T) {
 				ExpSamples: []expSample{{`{inferscope_node="node-a", gpu="0"}`, 1}}},
 			// (the P1 leaves the range above 92 % to the P0 rule)
 			{Expr: firing("InferscopeGPUMemoryHigh"), EvalTime: evalAt(incidentAt + 10)},
-			// node-v's KV cache at 95 %: critical on each of its GPUs, and on node-x, which has
-			// none to name; node-w's at 88 %: high.
+			// node-v's KV cache at 95 %: critical once for the node, as on node-x, which runs no
+			// GPU exporter; node-w's at 88 %: high.
 			{Expr: firing("InferscopeGPUMemoryCritical"), EvalTime: evalAt(incidentAt + 30),
-				ExpSamples: []expSample{{`{inferscope_node="node-a", gpu="0"}`, 1}, {`{inferscope_node="node-v", gpu="0"}`, 1}, {`{inferscope_node="node-v", gpu="1"}`, 1}, {`{inferscope_node="node-x"}`, 1}}},
+				ExpSamples: []expSample{{`{inferscope_node="node-a", gpu="0"}`, 1}, {`{inferscope_node="node-v"}`, 1}, {`{inferscope_node="node-x"}`, 1}}},
 			{Expr: firing("InferscopeGPUMemoryHigh"), EvalTime: evalAt(incidentAt + 30),
-				ExpSamples: []expSample{{`{inferscope_node="node-w", gpu="0"}`, 1}}},
+				ExpSamples: []expSample{{`{inferscope_node="node-w"}`, 1}}},
 			// The forecast leaves the pre-allocating nodes out as well.
 			{Expr: `count(ALERTS{alertname="InferscopeGPUMemoryForecast",inferscope_node=~"node-v|node-w"})`, EvalTime: evalAt(incidentAt + 30)},
 		},
 	}
-	// Its alert names the node and no GPU.
+	// A KV cache's alert names the node and no GPU; its link asks about the whole node.
 	s, _ := specByID("gpumem-p0")
-	bareLabels := ruleLabels(p, s)
-	bareLabels[NodeLabel], bareLabels[NodeOutLabel] = "node-x", "node-x"
-	var exp []expAlert
+	a := gpuAnnotations(p, "gpumem-p0", incidentAt+30, "node-a", 0, "memory 93% used", "93%", 1000.0/60, "recsys v1; ")
+	exp := []expAlert{{gpuLabels(p, "gpumem-p0", "node-a", 0), a}}
 	at := incidentAt + 30
-	for _, g := range []struct {
-		node string
-		gpu  int
-	}{{"node-a", 0}, {"node-v", 0}, {"node-v", 1}} {
-		value := map[string]string{"node-a": "93%", "node-v": "95%"}[g.node]
-		models, qps := "none found", 0.0
-		if g.node == "node-a" {
-			models, qps = "recsys v1; ", 1000.0/60
-		}
-		a := gpuAnnotations(p, "gpumem-p0", at, g.node, g.gpu, "memory "+value+" used", value, qps, models)
-		if qps == 0 {
-			a["qps"] = "no traffic"
-		}
-		exp = append(exp, expAlert{gpuLabels(p, "gpumem-p0", g.node, g.gpu), a})
+	for _, node := range []string{"node-v", "node-x"} {
+		labels := ruleLabels(p, s)
+		labels[NodeLabel], labels[NodeOutLabel] = node, node
+		exp = append(exp, expAlert{labels, map[string]string{
+			"summary":     node + ": its fullest KV cache is 95% used",
+			"description": description(p, "gpumem-p0"),
+			"value":       "95%",
+			"qps":         "no traffic",
+			"models":      "none found",
+			"dashboard":   link(p, at, "&var-instance="+node+"&var-gpu="),
+			"triage":      triageLink(at, "&node="+node+"&gpu="),
+		}})
 	}
-	exp = append(exp, expAlert{bareLabels, map[string]string{
-		"summary":     "the GPUs on node-x: memory 95% used",
-		"description": description(p, "gpumem-p0"),
-		"value":       "95%",
-		"qps":         "no traffic",
-		"models":      "none found",
-		"dashboard":   link(p, at, "&var-instance=node-x&var-gpu="),
-		"triage":      triageLink(at, "&node=node-x&gpu="),
-	}})
 	test.AlertRuleTest = []alertCase{{EvalTime: evalAt(at), Alertname: "InferscopeGPUMemoryCritical", ExpAlerts: exp}}
 	runPromtool(t, p, []promtoolTest{test})
 }

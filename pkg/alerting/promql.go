@@ -442,13 +442,12 @@ func (b *builder) memoryAbove(line float64) string {
 		indent(memoryUnion(RecGPUMemory, b.kvCacheByNode())), fmtFloat(line), on(NodeLabel), RecNodeWarming)
 }
 
-// memoryUnion is the memory rules' one signal, per node and GPU: GPU memory used (mem) on nodes
-// without a KV-cache server; on nodes with one, the fullest KV cache (kv), given to each of the
-// node's GPUs (so the alert keeps its GPU and links), or to the node alone where no GPU series
-// is read (the server exports its KV cache without any GPU exporter).
+// memoryUnion is the memory rules' one signal: GPU memory used (mem), per node and GPU, on nodes
+// without a KV-cache server; on nodes with one, the fullest KV cache (kv), per node. A KV cache
+// belongs to a server, not to a GPU: an alert that named each of the node's GPUs would send its
+// triage link to a GPU that may serve another model, and away from the GPU that went wrong.
 func memoryUnion(mem, kv string) string {
-	return fmt.Sprintf("(%s unless %s %s)\nor\n(0 * %s + %s group_left () %s)\nor\n(%s unless %s %s)",
-		mem, on(NodeLabel), kv, mem, on(NodeLabel), kv, kv, on(NodeLabel), mem)
+	return fmt.Sprintf("(%s unless %s %s)\nor\n%s", mem, on(NodeLabel), kv, kv)
 }
 
 // dayMeans averages expr over the same time-of-day window on each previous day, one series per

@@ -33,8 +33,7 @@ func TestQuestionFollowsTheAlertsLink(t *testing.T) {
 	if q.Model != "" || q.Node != c.Node() || q.GPU != "5" || !q.To.Equal(at) || q.To.Sub(q.From) != triage.DefaultWindow {
 		t.Errorf("GPU alert: asked %+v", q)
 	}
-	// A KV cache's memory page on a node no GPU exporter reads names the node and no GPU: its
-	// link asks about the whole node.
+	// A KV cache's memory page names the node and no GPU: its link asks about the whole node.
 	nodeAlert := Outcome{Alert: &backtest.EpisodeReport{Start: at, Labels: map[string]string{"node": c.Node()}}}
 	q = question(c, nodeAlert, s, alerting.ScopeGPU)
 	if q.Model != "" || q.Node != c.Node() || q.GPU != "" || !q.To.Equal(at) {

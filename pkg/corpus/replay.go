@@ -352,8 +352,8 @@ func question(c testbed.Case, o Outcome, s *testbed.Scenario, scope alerting.Sco
 }
 
 // gpuSubject is the node and GPU a GPU alert's labels name, as its triage link carries them:
-// a KV cache's memory alert on a node no GPU exporter reads names the node alone (its link asks
-// about the whole node); empty without a node.
+// a KV cache's memory alert names the node alone (its link asks about the whole node); empty
+// without a node.
 func gpuSubject(labels map[string]string) [2]string {
 	node, gpu := labels[alerting.NodeOutLabel], labels[alerting.GPULabel]
 	if node == "" {

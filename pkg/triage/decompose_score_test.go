@@ -484,24 +484,35 @@ func TestScoreSurgeExplainsTheQueue(t *testing.T) {
 // TestScoreQueueOverFlatTraffic: the queue grows 3.8× to half the service time while compute and
 // the arrivals stand still (a smaller max batch size): the queue leads and is the segment's
 // diagnosis, as the brief's split rule reads it. With the arrivals up 1.3× (under the surge
-// line, above flat) the same queue is not raised: a small surge or the batching, the readings
-// cannot tell — unless the batches shrank.
+// line, past its floor) a queue that grew 2.2× is not raised: a small surge or the batching, the
+// readings cannot tell. The same arrivals under a queue grown 3.8× — past twice their growth, the
+// wait of a server past its knee — are the surge, at medium confidence (TorchServe's ranker in
+// seed 4's corpus: 1.45× the arrivals, the queue 3.4×, answered no direction before); unless the
+// batches shrank.
 func TestScoreQueueOverFlatTraffic(t *testing.T) {
-	queue := func(qps float64) Report {
+	queue := func(qps, queue float64) Report {
 		return Score(readings("", func(s *Subject, in *Instance) {
-			s.Queue.Now, s.P95.Now, s.BaselineRatio = 0.0136, 0.04, 1.6
+			s.Queue.Now, s.P95.Now, s.BaselineRatio = queue, 0.04, 1.6
 			s.QPS.Now, in.QPS.Now = qps, qps
 		}), DefaultThresholds())
 	}
-	r := queue(101)
+	r := queue(101, 0.0136)
 	t.Logf("flat: %s %s", r.Verdict, causeList(&r))
 	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseQueue || !strings.Contains(r.Causes[0].Summary, "batching policy") {
 		t.Errorf("want queue diagnosed: %s %s", r.Verdict, causeList(&r))
 	}
-	r = queue(130)
-	t.Logf("1.3×: %s %s", r.Verdict, causeList(&r))
+	r = queue(130, 0.0080)
+	t.Logf("1.3×, queue 2.2×: %s %s", r.Verdict, causeList(&r))
 	if r.Verdict == Diagnosed {
-		t.Errorf("a queue under 1.3× the traffic diagnosed: %s", causeList(&r))
+		t.Errorf("a queue 2.2× under 1.3× the traffic diagnosed: %s", causeList(&r))
+	}
+	r = queue(130, 0.0136)
+	t.Logf("1.3×, queue 3.8×: %s %s", r.Verdict, causeList(&r))
+	if r.Verdict != Diagnosed || r.Causes[0].ID != CauseTrafficSurge || r.Confidence != "medium" || !strings.Contains(r.Causes[0].Summary, "past twice the arrivals'") {
+		t.Errorf("want traffic_surge at medium confidence: %s %s %s", r.Verdict, r.Confidence, causeList(&r))
+	}
+	if q := cause(t, &r, CauseQueue); !strings.Contains(q.Summary, "weighed down") {
+		t.Errorf("queue not weighed down: %q", q.Summary)
 	}
 	// The same 1.3× with batches a third of their size (a lower max batch size): the batching
 	// policy makes the load wait, whatever the small rise of the arrivals.

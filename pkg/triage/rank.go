@@ -212,7 +212,7 @@ func weigh(c *candidate, rd *Readings, leads map[string]decomp, top *decomp, th 
 		c.score *= offLead
 		c.summary += fmt.Sprintf(" (weighed down: compute rose too, %s → %s, and a slower service lengthens the queue)", msText(d.s.Compute.Before), msText(d.s.Compute.Now))
 	case d.lead == SegQueue && !cRose:
-		explainQueue(c, rd)
+		explainQueue(c, rd, d)
 	case d.lead == SegNetwork && c.id == CauseNetwork:
 		explainNetwork(c, d)
 	}
@@ -245,23 +245,77 @@ func explainNetwork(c *candidate, d *decomp) {
 
 // explainQueue: under a queue-led change, traffic past surgeLine (and not moved from the
 // model's other instances) explains the queue: the surge is raised to a diagnosis and the queue
-// cause, its symptom, weighed down.
-func explainQueue(c *candidate, rd *Readings) {
+// cause, its symptom, weighed down. Between the surge floor and its line the traffic explains it
+// only where the wait outgrew the arrivals (queueOutgrewArrivals), at medium confidence.
+func explainQueue(c *candidate, rd *Readings, d *decomp) {
 	r, ok := trafficExplainsQueue(rd, c.instance)
+	score := 0.6 + 0.3*grade(r, surgeLine, 4)
+	why := fmt.Sprintf("%.2f× the usual traffic explains it", r)
 	if !ok {
-		if c.id == CauseQueue {
-			queueWithoutSurge(c, rd)
+		q, hour, outgrew := queueOutgrewArrivals(rd, c.instance, d)
+		if !outgrew {
+			if c.id == CauseQueue {
+				queueWithoutSurge(c, rd)
+			}
+			return
 		}
-		return
+		score = 0.5 + 0.1*grade(r, surgeFloor, surgeLine)
+		why = fmt.Sprintf("the traffic explains it: the wait grew %.1f×, past twice the arrivals' %.2f× against the hour before, as a server past its knee waits, while compute and capacity stood", q, hour)
 	}
 	switch c.id {
 	case CauseTrafficSurge:
-		c.score = math.Max(c.score, 0.6+0.3*grade(r, surgeLine, 4))
-		c.summary += fmt.Sprintf("; the queue leads the change, and %.2f× the usual traffic explains it", r)
+		c.score = math.Max(c.score, score)
+		c.summary += "; the queue leads the change, and " + why
 	case CauseQueue:
 		c.score *= offLead
 		c.summary += fmt.Sprintf(" (weighed down: the instance receives %.2f× its usual traffic, which lengthens the queue)", r)
 	}
+}
+
+// outgrowLine: a wait that grew this many times the arrivals' growth is the non-linear wait of a
+// server near saturation (1/(1 − utilisation)): arrivals up by two fifths on a server at 60 %
+// stretch its wait nearly fourfold. A changed batching or concurrency policy needs no rise in the
+// arrivals; with the arrivals up past the surge floor and nothing else moved, they explain it.
+const outgrowLine = 2
+
+// queueOutgrewArrivals says whether, below the surge line, the arrivals still explain a
+// queue-led change: they rose past surgeFloor against both references (surgeStep's floor), no
+// other instance of the model lost its traffic (each read: a model's total cannot tell new
+// requests from moved ones), the batches are not smaller (where read), and the mean queue time
+// grew past outgrowLine times their growth against the hour before. It returns the queue's
+// growth and the arrivals'.
+func queueOutgrewArrivals(rd *Readings, instance string, d *decomp) (queue, arrivals float64, ok bool) {
+	in := rd.instance(instance)
+	if in == nil {
+		return math.NaN(), math.NaN(), false
+	}
+	usual, hour := trafficRatio(in), ratio(in.QPS.Now, in.QPS.Before)
+	if !finite(usual) || !finite(hour) || math.Min(usual, hour) < surgeFloor || smallerBatches(in) || !noneLost(rd, in) {
+		return math.NaN(), hour, false
+	}
+	q := ratio(d.s.Queue.Now, d.s.Queue.Before)
+	return q, hour, finite(q) && q >= outgrowLine*hour
+}
+
+// noneLost says whether the model's traffic was read per instance and none of its instances
+// other than in lost it (lostLine against the hour before).
+func noneLost(rd *Readings, in *Instance) bool {
+	others := rd.ModelByInstance
+	if rd.Instance == "" && rd.Node == "" {
+		others = map[string]Pair{}
+		for _, o := range rd.Instances {
+			others[o.Name] = Pair{o.QPS.Before, nanZero(o.QPS.Now)}
+		}
+	}
+	if others == nil {
+		return false
+	}
+	for name, p := range others {
+		if name != in.Name && finite(p.Before) && p.Before > 0 && p.Now <= lostLine*p.Before {
+			return false
+		}
+	}
+	return true
 }
 
 // queueWithoutSurge raises the queue cause to its segment's diagnosis where the readings say why

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -64,6 +65,11 @@ func incidentWindow(in testbed.Incident) (time.Time, time.Time) {
 	return in.Start.Add(10 * time.Minute), in.Start.Add(15 * time.Minute)
 }
 
+// queueSurgeCauses are the test bed's queue surge's own causes: a batch client raises the
+// traffic 1.5× on a batching policy that lets the queue grow ×9, so both causes are in its truth
+// (docs/triage.md); the queue segment leads the change either way.
+var queueSurgeCauses = []string{CauseQueue, CauseTrafficSurge}
+
 // TestEachIncidentRankedFirst: every scripted incident's own cause is ranked first when its
 // model (and version) is triaged inside it, with evidence checked against the scenario.
 func TestEachIncidentRankedFirst(t *testing.T) { enginetest.EachStore(t, testEachIncidentRankedFirst) }
@@ -71,13 +77,13 @@ func TestEachIncidentRankedFirst(t *testing.T) { enginetest.EachStore(t, testEac
 func testEachIncidentRankedFirst(t *testing.T, store enginetest.Option) {
 	e, s := enginetest.Start(t, store)
 	ctx := context.Background()
-	want := map[testbed.IncidentKind]string{
-		testbed.NetworkJitter:   CauseNetwork,
-		testbed.WarmupRestart:   CauseWarmup,
-		testbed.ComputeSlowdown: CauseComputeMemory,
-		testbed.GPUIdle:         CauseGPUIdle,
-		testbed.QueueSurge:      CauseQueue,
-		testbed.CanarySlower:    CauseModelRegression,
+	want := map[testbed.IncidentKind][]string{
+		testbed.NetworkJitter:   {CauseNetwork},
+		testbed.WarmupRestart:   {CauseWarmup},
+		testbed.ComputeSlowdown: {CauseComputeMemory},
+		testbed.GPUIdle:         {CauseGPUIdle},
+		testbed.QueueSurge:      queueSurgeCauses,
+		testbed.CanarySlower:    {CauseModelRegression},
 	}
 	for _, in := range s.Incidents() {
 		t.Run(string(in.Kind), func(t *testing.T) {
@@ -94,7 +100,7 @@ func testEachIncidentRankedFirst(t *testing.T, store enginetest.Option) {
 				t.Fatal(err)
 			}
 			t.Logf("%s: %s %s (%d queries)\n%s", in.Kind, r.Verdict, causeList(r), r.Queries, r.Summary)
-			if r.Verdict != Diagnosed || len(r.Causes) == 0 || r.Causes[0].ID != want[in.Kind] {
+			if r.Verdict != Diagnosed || len(r.Causes) == 0 || !slices.Contains(want[in.Kind], r.Causes[0].ID) {
 				b, _ := json.MarshalIndent(r, "", " ")
 				t.Fatalf("want %s first, got %s\n%s", want[in.Kind], causeList(r), b)
 			}
@@ -113,6 +119,7 @@ func testEachIncidentRankedFirst(t *testing.T, store enginetest.Option) {
 				// Queue share of the service time: Q/(Q+C) of the scenario's means.
 				q := s.SegmentMean(testbed.Queue, in.Instance, in.Model, in.Version, mid)
 				c := s.SegmentMean(testbed.Compute, in.Instance, in.Model, in.Version, mid)
+				top := cause(t, r, CauseQueue) // the queue's evidence, whichever of the two leads
 				got := val(evidence(t, top, "queue share").Now)
 				t.Logf("queue share %.4f, truth %.4f", got, q/(q+c))
 				if math.Abs(got-q/(q+c)) > 0.02 {
@@ -269,14 +276,14 @@ func BenchmarkDiagnoseQueueSurge(b *testing.B) {
 }
 
 // TestDiagnoseVLLM: the same scenario in vLLM's naming (no version label, coarse latency
-// buckets, no gateway): the queue surge is still queue-dominated first; the compute slowdown
+// buckets, no gateway): the queue surge is still queue-led (queue or its traffic first); the compute slowdown
 // shows there as the KV cache at 97 % with 2 % of the requests preempted — KV-cache exhaustion
 // (vLLM pre-allocates its memory: the KV cache is its memory pressure); the notices name what
 // vLLM cannot give; vLLM's waiting by reason, prefill/decode split and KV-cache usage shape the
 // summaries.
 func TestDiagnoseVLLM(t *testing.T) {
 	e, s := enginetest.Start(t, enginetest.Profile("vllm"))
-	for kind, want := range map[testbed.IncidentKind]string{testbed.QueueSurge: CauseQueue, testbed.ComputeSlowdown: CauseKVCache} {
+	for kind, want := range map[testbed.IncidentKind][]string{testbed.QueueSurge: queueSurgeCauses, testbed.ComputeSlowdown: {CauseKVCache}} {
 		in, _ := s.Incident(kind)
 		from, to := incidentWindow(in)
 		r, err := Diagnose(context.Background(), e, Options{Model: in.Model, Version: in.Version, From: from, To: to})
@@ -284,7 +291,7 @@ func TestDiagnoseVLLM(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("%s: %s %s; notices %q", kind, r.Verdict, causeList(r), r.Notices)
-		if r.Verdict != Diagnosed || r.Causes[0].ID != want || r.Causes[0].Instance != in.Instance {
+		if r.Verdict != Diagnosed || !slices.Contains(want, r.Causes[0].ID) || r.Causes[0].Instance != in.Instance {
 			t.Errorf("%s: want %s first on %s, got %s", kind, want, in.Instance, causeList(r))
 		}
 		if !strings.Contains(strings.Join(r.Notices, "\n"), "network / gateway segment (network cause) is not read") {
@@ -296,13 +303,14 @@ func TestDiagnoseVLLM(t *testing.T) {
 		// vLLM's own readings: the backlog of the surge is load (waiting for capacity), the
 		// slowdown grows decode only, and memory pressure is the KV cache (97 %), not the GPU
 		// memory vLLM pre-allocates.
-		want := map[testbed.IncidentKind][]string{
+		says := map[testbed.IncidentKind][]string{
 			testbed.QueueSurge:      {"the backlog is load: 90 % of the waiting requests wait for capacity"},
 			testbed.ComputeSlowdown: {"decode grew", "prefill stays", "the KV cache of node-b:8000 is near full (97.0 %", "2.0 % of the requests are preempted"},
 		}[kind]
-		for _, w := range want {
-			if !strings.Contains(r.Causes[0].Summary, w) {
-				t.Errorf("%s: summary %q lacks %q", kind, r.Causes[0].Summary, w)
+		own := map[testbed.IncidentKind]string{testbed.QueueSurge: CauseQueue, testbed.ComputeSlowdown: CauseKVCache}[kind]
+		for _, w := range says {
+			if c := cause(t, r, own); !strings.Contains(c.Summary, w) {
+				t.Errorf("%s: %s summary %q lacks %q", kind, own, c.Summary, w)
 			}
 		}
 	}
@@ -310,11 +318,11 @@ func TestDiagnoseVLLM(t *testing.T) {
 
 // TestDiagnoseSGLang: the scenario in SGLang's naming (no version label, buckets from 0.1 s,
 // compute as e2e − queue, no failure counter, no gateway, no load state): the queue surge is
-// queue-dominated first, the compute slowdown KV-cache exhaustion (its KV cache full, requests
+// queue-led (queue or the traffic that fills it first), the compute slowdown KV-cache exhaustion (its KV cache full, requests
 // retracted), and the notices name what SGLang cannot give.
 func TestDiagnoseSGLang(t *testing.T) {
 	e, s := enginetest.Start(t, enginetest.Profile("sglang"))
-	for kind, want := range map[testbed.IncidentKind]string{testbed.QueueSurge: CauseQueue, testbed.ComputeSlowdown: CauseKVCache} {
+	for kind, want := range map[testbed.IncidentKind][]string{testbed.QueueSurge: queueSurgeCauses, testbed.ComputeSlowdown: {CauseKVCache}} {
 		in, _ := s.Incident(kind)
 		from, to := incidentWindow(in)
 		r, err := Diagnose(context.Background(), e, Options{Model: in.Model, Version: in.Version, From: from, To: to})
@@ -322,7 +330,7 @@ func TestDiagnoseSGLang(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("%s: %s %s; notices %q", kind, r.Verdict, causeList(r), r.Notices)
-		if r.Verdict != Diagnosed || r.Causes[0].ID != want || r.Causes[0].Instance != in.Instance {
+		if r.Verdict != Diagnosed || !slices.Contains(want, r.Causes[0].ID) || r.Causes[0].Instance != in.Instance {
 			t.Errorf("%s: want %s first on %s, got %s", kind, want, in.Instance, causeList(r))
 		}
 		notices := strings.Join(r.Notices, "\n")

@@ -301,7 +301,7 @@ func (r *reader) readInstances(ctx context.Context) ([]string, error) {
 			continue
 		}
 		names = append(names, in)
-		qps[in] = r.pair(s, mean)
+		qps[in] = r.level(s)
 		last[in] = r.pair(s, lastOf).Now
 	}
 	if o.Instance != "" && len(names) == 0 {
@@ -351,7 +351,7 @@ func (r *reader) modelTrafficJob() func(context.Context) error {
 		n := 0
 		byInstance := map[string]Pair{}
 		for _, s := range res.Series {
-			p := r.pair(s, mean)
+			p := r.level(s)
 			if finite(p.Before) && finite(p.Now) {
 				total.Before += p.Before
 				total.Now += p.Now
@@ -471,6 +471,7 @@ func (r *reader) serviceJobs(instance string, subjects map[string]*Subject) []fu
 		return s
 	}
 	sel := r.sel(r.o.Model, instance)
+	// A target read at its level (level) or with agg on both sides.
 	type target struct {
 		name string
 		agg  func([]float64) float64
@@ -485,7 +486,12 @@ func (r *reader) serviceJobs(instance string, subjects map[string]*Subject) []fu
 			for _, s := range res.Series {
 				for _, t := range targets {
 					if s.Name == t.name {
-						p := r.pair(s, t.agg)
+						var p Pair
+						if t.agg == nil {
+							p = r.level(s)
+						} else {
+							p = r.pair(s, t.agg)
+						}
 						sub := get(s.Labels)
 						mu.Lock()
 						t.set(sub, p)
@@ -497,18 +503,18 @@ func (r *reader) serviceJobs(instance string, subjects map[string]*Subject) []fu
 		}
 	}
 	return []func(context.Context) error{
-		job("throughput", engine.Throughput{Select: sel, By: "version"}, target{"qps", mean, func(s *Subject, p Pair) { s.QPS = p }}),
+		job("throughput", engine.Throughput{Select: sel, By: "version"}, target{"qps", nil, func(s *Subject, p Pair) { s.QPS = p }}),
 		job("latency", engine.Latency{Select: sel},
-			target{"p50", mean, func(s *Subject, p Pair) { s.P50 = p }},
-			target{"p95", mean, func(s *Subject, p Pair) { s.P95 = p }},
-			target{"p99", mean, func(s *Subject, p Pair) { s.P99 = p }}),
-		job("jitter", engine.Jitter{Select: sel}, target{"jitter", mean, func(s *Subject, p Pair) { s.Jitter = p }}),
+			target{"p50", nil, func(s *Subject, p Pair) { s.P50 = p }},
+			target{"p95", nil, func(s *Subject, p Pair) { s.P95 = p }},
+			target{"p99", nil, func(s *Subject, p Pair) { s.P99 = p }}),
+		job("jitter", engine.Jitter{Select: sel}, target{"jitter", nil, func(s *Subject, p Pair) { s.Jitter = p }}),
 		job("split", engine.Split{Select: sel},
-			target{"queue", mean, func(s *Subject, p Pair) { s.Queue = p }},
-			target{"compute", mean, func(s *Subject, p Pair) { s.Compute = p }},
-			target{"network", mean, func(s *Subject, p Pair) { s.Network = p }},
-			target{"prefill", mean, func(s *Subject, p Pair) { s.Prefill = p }},
-			target{"decode", mean, func(s *Subject, p Pair) { s.Decode = p }}),
+			target{"queue", nil, func(s *Subject, p Pair) { s.Queue = p }},
+			target{"compute", nil, func(s *Subject, p Pair) { s.Compute = p }},
+			target{"network", nil, func(s *Subject, p Pair) { s.Network = p }},
+			target{"prefill", nil, func(s *Subject, p Pair) { s.Prefill = p }},
+			target{"decode", nil, func(s *Subject, p Pair) { s.Decode = p }}),
 		job("errors", engine.Errors{Select: sel},
 			target{"error_ratio", mean, func(s *Subject, p Pair) { s.ErrorRatio = p }},
 			target{"timeout_ratio", mean, func(s *Subject, p Pair) { s.TimeoutRatio = p }}),
@@ -535,7 +541,7 @@ func (r *reader) rawLatencyJob(instance string) func(context.Context) error {
 			for i := range r.rd.Subjects {
 				sub := &r.rd.Subjects[i]
 				if sub.Instance == instance && (r.verLbl == "" || sub.Version == v) {
-					sub.P95Raw = r.pair(s, mean)
+					sub.P95Raw = r.level(s)
 				}
 			}
 		}
@@ -636,6 +642,16 @@ func (r *reader) gpuSel(s engine.Select) engine.Select {
 // reference, points in (from, to] the window.
 func (r *reader) pair(s engine.Series, agg func([]float64) float64) Pair {
 	return pointsPair(s.T, s.V, r.rd.Before.Start, r.rd.Window.Start, r.rd.Window.End, agg)
+}
+
+// level is a service reading's pair: the window's mean against the level the hour before held
+// (its median). The hour before is the reference of normal; an earlier incident that took part
+// of it (a neighbour's lost capacity that sent its traffic here for twenty minutes) would raise
+// its mean, and a change of the same size in the window would then read as none.
+func (r *reader) level(s engine.Series) Pair {
+	b := pointsPair(s.T, s.V, r.rd.Before.Start, r.rd.Window.Start, r.rd.Window.End, median)
+	n := pointsPair(s.T, s.V, r.rd.Before.Start, r.rd.Window.Start, r.rd.Window.End, mean)
+	return Pair{b.Before, n.Now}
 }
 
 // idleAtEnd says whether the series sits at zero from some point in (from, to] to its last point

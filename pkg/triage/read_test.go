@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/inferscope/inferscope/pkg/engine"
 )
 
 // TestIdleAtEnd: a GPU is idle at the window's end when its utilisation sits at zero from some
@@ -122,5 +124,35 @@ func TestScoreEveningDeclineIsNotMovedTraffic(t *testing.T) {
 	t.Logf("stopped: %s: %s", r.Verdict, causeList(&r))
 	if r.Causes[0].ID != CauseQueue {
 		t.Errorf("want queue (lost capacity) first: %s %s", r.Verdict, causeList(&r))
+	}
+}
+
+// TestLevelOfTheHourBefore: a service reading compares the window's mean with the level the hour
+// before held, its median. A neighbour's lost capacity sent traffic here for twenty minutes of
+// that hour (the queue at 27.7 ms, 3.5 ms otherwise): its mean, 11.6 ms, would hide a queue
+// that stepped to 13.9 ms in the window (TorchServe's ranker in seed 4's corpus, answered no
+// direction); its median keeps the 3.5 ms the hour held.
+func TestLevelOfTheHourBefore(t *testing.T) {
+	start := time.Unix(1_800_000_000, 0)
+	from := start.Add(time.Hour)
+	r := &reader{rd: &Readings{Before: Span{start, from}, Window: Span{from, from.Add(6 * time.Minute)}}}
+	var s engine.Series
+	for i := 1; i <= 66; i++ {
+		v := 0.0035
+		switch {
+		case i > 15 && i <= 35:
+			v = 0.0277
+		case i > 60:
+			v = 0.0139
+		}
+		s.T = append(s.T, start.Add(time.Duration(i)*time.Minute).UnixMilli())
+		s.V = append(s.V, v)
+	}
+	got := r.level(s)
+	if got.Before != 0.0035 || math.Abs(got.Now-0.0139) > 1e-12 {
+		t.Errorf("level %+v, want the hour's 0.0035 against the window's 0.0139", got)
+	}
+	if mean := r.pair(s, mean); !(mean.Before > 0.011) {
+		t.Errorf("the hour's mean %g: the test shows nothing", mean.Before)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -43,7 +44,11 @@ func callTriage(t *testing.T, d *Datasource, query string) (int, triage.Report, 
 	return getReport[triage.Report](t, d, "triage", query)
 }
 
-// TestTriageResource: the queue surge is diagnosed as queue-dominated on node-a; bad options
+// surgeCauses are the test bed's queue surge's own causes: traffic ×1.5 on a batching that lets
+// the queue grow, both in its truth; either ranks first.
+var surgeCauses = []string{triage.CauseQueue, triage.CauseTrafficSurge}
+
+// TestTriageResource: the queue surge is diagnosed on node-a (queue-led); bad options
 // answer 400, an unreachable Prometheus 502, refused credentials 401.
 func TestTriageResource(t *testing.T) {
 	dir, _ := tbtest.TSDB(t)
@@ -51,7 +56,7 @@ func TestTriageResource(t *testing.T) {
 	d := newTestDS(t, instanceSettings(t, srv.URL, nil, nil))
 
 	status, r, body := callTriage(t, d, surgeTriageQuery(nil))
-	if status != http.StatusOK || r.Verdict != triage.Diagnosed || len(r.Causes) == 0 || r.Causes[0].ID != triage.CauseQueue || r.Causes[0].Instance != "node-a:8000" {
+	if status != http.StatusOK || r.Verdict != triage.Diagnosed || len(r.Causes) == 0 || !slices.Contains(surgeCauses, r.Causes[0].ID) || r.Causes[0].Instance != "node-a:8000" {
 		t.Fatalf("queue surge: %d %s", status, body)
 	}
 	if r.Window.Duration != "5m" || r.Before.Duration != "1h" || len(r.Steps) != 5 {
@@ -122,11 +127,11 @@ func TestTriageOverGRPC(t *testing.T) {
 	for _, c := range []struct {
 		query  string
 		status int
-		first  string
+		first  []string
 	}{
-		{surgeTriageQuery(nil), http.StatusOK, triage.CauseQueue},
-		{idleNodeTriageQuery(), http.StatusOK, triage.CauseGPUIdle},
-		{"triage?from=soon", http.StatusBadRequest, ""},
+		{surgeTriageQuery(nil), http.StatusOK, surgeCauses},
+		{idleNodeTriageQuery(), http.StatusOK, []string{triage.CauseGPUIdle}},
+		{"triage?from=soon", http.StatusBadRequest, nil},
 	} {
 		status, body := resourceOverGRPC(t, p, &pluginv2.CallResourceRequest{PluginContext: pc, Method: http.MethodGet, Path: "triage", Url: c.query})
 		var r triage.Report
@@ -134,7 +139,7 @@ func TestTriageOverGRPC(t *testing.T) {
 			t.Errorf("%s: %d %s (%v)", c.query, status, body, err)
 			continue
 		}
-		if c.first != "" && (len(r.Causes) == 0 || r.Causes[0].ID != c.first || r.Verdict != triage.Diagnosed) {
+		if c.first != nil && (len(r.Causes) == 0 || !slices.Contains(c.first, r.Causes[0].ID) || r.Verdict != triage.Diagnosed) {
 			t.Errorf("%s: %s", c.query, body)
 		}
 	}

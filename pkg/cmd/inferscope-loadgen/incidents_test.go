@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -48,13 +49,15 @@ func questionOptions(t *testing.T, args []string) triage.Options {
 // incident, asked of the test bed's history, ranks that incident's own cause first.
 func TestIncidentQuestionsFindTheirCause(t *testing.T) {
 	e, s := enginetest.Start(t)
-	want := map[testbed.IncidentKind]string{
-		testbed.NetworkJitter:   triage.CauseNetwork,
-		testbed.WarmupRestart:   triage.CauseWarmup,
-		testbed.ComputeSlowdown: triage.CauseComputeMemory,
-		testbed.GPUIdle:         triage.CauseGPUIdle,
-		testbed.QueueSurge:      triage.CauseQueue,
-		testbed.CanarySlower:    triage.CauseModelRegression,
+	// The queue surge is traffic ×1.5 on a batching that lets the queue grow: both causes are in
+	// its truth.
+	want := map[testbed.IncidentKind][]string{
+		testbed.NetworkJitter:   {triage.CauseNetwork},
+		testbed.WarmupRestart:   {triage.CauseWarmup},
+		testbed.ComputeSlowdown: {triage.CauseComputeMemory},
+		testbed.GPUIdle:         {triage.CauseGPUIdle},
+		testbed.QueueSurge:      {triage.CauseQueue, triage.CauseTrafficSurge},
+		testbed.CanarySlower:    {triage.CauseModelRegression},
 	}
 	for _, in := range s.Incidents() {
 		t.Run(string(in.Kind), func(t *testing.T) {
@@ -68,7 +71,7 @@ func TestIncidentQuestionsFindTheirCause(t *testing.T) {
 				got = append(got, c.ID)
 			}
 			t.Logf("inferscope triage %s → %s %v", strings.Join(q, " "), r.Verdict, got)
-			if r.Verdict != triage.Diagnosed || len(got) == 0 || got[0] != want[in.Kind] {
+			if r.Verdict != triage.Diagnosed || len(got) == 0 || !slices.Contains(want[in.Kind], got[0]) {
 				t.Errorf("want %s first, got %s %v", want[in.Kind], r.Verdict, got)
 			}
 		})

@@ -12,8 +12,9 @@ import (
 	"github.com/inferscope/inferscope/pkg/triage"
 )
 
-// TestTriageCommand: the queue surge (node-a recsys v1.4.0 from end−8h) is diagnosed as queue
-// time (exit 0, JSON and human output); a quiet window is healthy (exit 0); the text-embedder on
+// TestTriageCommand: the queue surge (node-a recsys v1.4.0 from end−8h) is diagnosed, its traffic
+// or its queue first (both in its truth: traffic ×1.5 on a batching that lets the queue grow),
+// with the queue's evidence (exit 0, JSON and human output); a quiet window is healthy (exit 0); the text-embedder on
 // node-b during the recsys compute slowdown sees its node's GPU memory above 92 % but nothing of
 // its own that explains anything: no direction, exit 5.
 func TestTriageCommand(t *testing.T) {
@@ -29,7 +30,7 @@ func TestTriageCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil || code != exitOK {
 		t.Fatalf("surge: exit %d %v\n%s\n%s", code, err, out, errOut)
 	}
-	if r.Verdict != triage.Diagnosed || r.Causes[0].ID != triage.CauseQueue || r.Window.Duration != "5m" {
+	if r.Verdict != triage.Diagnosed || (r.Causes[0].ID != triage.CauseQueue && r.Causes[0].ID != triage.CauseTrafficSurge) || r.Window.Duration != "5m" {
 		t.Fatalf("surge: %s %+v", r.Verdict, r.Causes)
 	}
 	// Progress lines on standard error (not a terminal: one line per step).
@@ -38,7 +39,7 @@ func TestTriageCommand(t *testing.T) {
 	}
 
 	code, out, errOut = runCLI(t, args("--from", surge.Add(10*time.Minute).Format(time.RFC3339), "--to", surge.Add(15*time.Minute).Format(time.RFC3339), "--quiet")...)
-	if code != exitOK || errOut != "" || !strings.Contains(out, ": DIAGNOSED") || !strings.Contains(out, "1  queue") ||
+	if code != exitOK || errOut != "" || !strings.Contains(out, ": DIAGNOSED") || !(strings.Contains(out, "1  queue") || strings.Contains(out, "1  traffic_surge")) ||
 		!strings.Contains(out, "queue share of service time") || !strings.Contains(out, "/d/inferscope-overview/?viewPanel=panel-23") ||
 		!strings.Contains(out, "[0–2 min]") {
 		t.Fatalf("human output: exit %d %q\n%s", code, errOut, out)

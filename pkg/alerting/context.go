@@ -75,7 +75,8 @@ func hostOfTemplate(instanceLabel string) string {
 // who names the alert's subject in a sentence.
 func (c ctx) who(s spec) string {
 	if s.scope == ScopeGPU {
-		// A memory alert of a KV cache carries no GPU: the cache is the server's.
+		// Every GPU rule's series carries its GPU but a KV cache's memory alert, whose summary
+		// words its own subject (the cache is the server's); a GPU-less series reads as the node's.
 		return "{{ with " + labelRef("gpu") + " }}GPU {{ . }}{{ else }}the GPUs{{ end }} on " + tmplLabel(c.node)
 	}
 	var parts []string

@@ -248,6 +248,9 @@ func explainNetwork(c *candidate, d *decomp) {
 // cause, its symptom, weighed down. Between the surge floor and its line the traffic explains it
 // only where the wait outgrew the arrivals (queueOutgrewArrivals), at medium confidence.
 func explainQueue(c *candidate, rd *Readings, d *decomp) {
+	if c.id != CauseTrafficSurge && c.id != CauseQueue {
+		return
+	}
 	r, ok := trafficExplainsQueue(rd, c.instance)
 	score := 0.6 + 0.3*grade(r, surgeLine, 4)
 	why := fmt.Sprintf("%.2f× the usual traffic explains it", r)
@@ -298,20 +301,14 @@ func queueOutgrewArrivals(rd *Readings, instance string, d *decomp) (queue, arri
 }
 
 // noneLost says whether the model's traffic was read per instance and none of its instances
-// other than in lost it (lostLine against the hour before).
+// other than in (that served in the hour before) lost it.
 func noneLost(rd *Readings, in *Instance) bool {
-	others := rd.ModelByInstance
-	if rd.Instance == "" && rd.Node == "" {
-		others = map[string]Pair{}
-		for _, o := range rd.Instances {
-			others[o.Name] = Pair{o.QPS.Before, nanZero(o.QPS.Now)}
-		}
-	}
+	others := instanceTraffic(rd)
 	if others == nil {
 		return false
 	}
 	for name, p := range others {
-		if name != in.Name && finite(p.Before) && p.Before > 0 && p.Now <= lostLine*p.Before {
+		if name != in.Name && finite(p.Before) && p.Before > 0 && lostTraffic(p) {
 			return false
 		}
 	}

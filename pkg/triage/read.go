@@ -471,12 +471,12 @@ func (r *reader) serviceJobs(instance string, subjects map[string]*Subject) []fu
 		return s
 	}
 	sel := r.sel(r.o.Model, instance)
-	// A target read at its level (level) or with agg on both sides.
 	type target struct {
 		name string
-		agg  func([]float64) float64
+		read func(engine.Series) Pair // r.level, or means on both sides
 		set  func(s *Subject, p Pair)
 	}
+	means := func(s engine.Series) Pair { return r.pair(s, mean) }
 	job := func(typ string, front engine.Front, targets ...target) func(context.Context) error {
 		return func(ctx context.Context) error {
 			res, err := r.run(ctx, front)
@@ -486,12 +486,7 @@ func (r *reader) serviceJobs(instance string, subjects map[string]*Subject) []fu
 			for _, s := range res.Series {
 				for _, t := range targets {
 					if s.Name == t.name {
-						var p Pair
-						if t.agg == nil {
-							p = r.level(s)
-						} else {
-							p = r.pair(s, t.agg)
-						}
+						p := t.read(s)
 						sub := get(s.Labels)
 						mu.Lock()
 						t.set(sub, p)
@@ -503,24 +498,24 @@ func (r *reader) serviceJobs(instance string, subjects map[string]*Subject) []fu
 		}
 	}
 	return []func(context.Context) error{
-		job("throughput", engine.Throughput{Select: sel, By: "version"}, target{"qps", nil, func(s *Subject, p Pair) { s.QPS = p }}),
+		job("throughput", engine.Throughput{Select: sel, By: "version"}, target{"qps", r.level, func(s *Subject, p Pair) { s.QPS = p }}),
 		job("latency", engine.Latency{Select: sel},
-			target{"p50", nil, func(s *Subject, p Pair) { s.P50 = p }},
-			target{"p95", nil, func(s *Subject, p Pair) { s.P95 = p }},
-			target{"p99", nil, func(s *Subject, p Pair) { s.P99 = p }}),
-		job("jitter", engine.Jitter{Select: sel}, target{"jitter", nil, func(s *Subject, p Pair) { s.Jitter = p }}),
+			target{"p50", r.level, func(s *Subject, p Pair) { s.P50 = p }},
+			target{"p95", r.level, func(s *Subject, p Pair) { s.P95 = p }},
+			target{"p99", r.level, func(s *Subject, p Pair) { s.P99 = p }}),
+		job("jitter", engine.Jitter{Select: sel}, target{"jitter", r.level, func(s *Subject, p Pair) { s.Jitter = p }}),
 		job("split", engine.Split{Select: sel},
-			target{"queue", nil, func(s *Subject, p Pair) { s.Queue = p }},
-			target{"compute", nil, func(s *Subject, p Pair) { s.Compute = p }},
-			target{"network", nil, func(s *Subject, p Pair) { s.Network = p }},
-			target{"prefill", nil, func(s *Subject, p Pair) { s.Prefill = p }},
-			target{"decode", nil, func(s *Subject, p Pair) { s.Decode = p }}),
+			target{"queue", r.level, func(s *Subject, p Pair) { s.Queue = p }},
+			target{"compute", r.level, func(s *Subject, p Pair) { s.Compute = p }},
+			target{"network", r.level, func(s *Subject, p Pair) { s.Network = p }},
+			target{"prefill", r.level, func(s *Subject, p Pair) { s.Prefill = p }},
+			target{"decode", r.level, func(s *Subject, p Pair) { s.Decode = p }}),
 		job("errors", engine.Errors{Select: sel},
-			target{"error_ratio", mean, func(s *Subject, p Pair) { s.ErrorRatio = p }},
-			target{"timeout_ratio", mean, func(s *Subject, p Pair) { s.TimeoutRatio = p }}),
+			target{"error_ratio", means, func(s *Subject, p Pair) { s.ErrorRatio = p }},
+			target{"timeout_ratio", means, func(s *Subject, p Pair) { s.TimeoutRatio = p }}),
 		job("baseline", engine.Baseline{Select: engine.Select{Model: sel.Model, Instance: sel.Instance}},
-			target{"ratio", mean, func(s *Subject, p Pair) { s.BaselineRatio = p.Now }},
-			target{"baseline", mean, func(s *Subject, p Pair) { s.BaselineP95 = p.Now }}),
+			target{"ratio", means, func(s *Subject, p Pair) { s.BaselineRatio = p.Now }},
+			target{"baseline", means, func(s *Subject, p Pair) { s.BaselineP95 = p.Now }}),
 	}
 }
 
@@ -641,7 +636,7 @@ func (r *reader) gpuSel(s engine.Select) engine.Select {
 // A point at t stands for the rate window ending at t: points in (before.start, from] are the
 // reference, points in (from, to] the window.
 func (r *reader) pair(s engine.Series, agg func([]float64) float64) Pair {
-	return pointsPair(s.T, s.V, r.rd.Before.Start, r.rd.Window.Start, r.rd.Window.End, agg)
+	return pointsPairBy(s.T, s.V, r.rd.Before.Start, r.rd.Window.Start, r.rd.Window.End, agg, agg)
 }
 
 // level is a service reading's pair: the window's mean against the level the hour before held
@@ -649,9 +644,7 @@ func (r *reader) pair(s engine.Series, agg func([]float64) float64) Pair {
 // of it (a neighbour's lost capacity that sent its traffic here for twenty minutes) would raise
 // its mean, and a change of the same size in the window would then read as none.
 func (r *reader) level(s engine.Series) Pair {
-	b := pointsPair(s.T, s.V, r.rd.Before.Start, r.rd.Window.Start, r.rd.Window.End, median)
-	n := pointsPair(s.T, s.V, r.rd.Before.Start, r.rd.Window.Start, r.rd.Window.End, mean)
-	return Pair{b.Before, n.Now}
+	return pointsPairBy(s.T, s.V, r.rd.Before.Start, r.rd.Window.Start, r.rd.Window.End, median, mean)
 }
 
 // idleAtEnd says whether the series sits at zero from some point in (from, to] to its last point
@@ -674,6 +667,11 @@ func idleAtEnd(t []int64, v []float64, from, to time.Time) bool {
 }
 
 func pointsPair(t []int64, v []float64, start, from, to time.Time, agg func([]float64) float64) Pair {
+	return pointsPairBy(t, v, start, from, to, agg, agg)
+}
+
+// pointsPairBy is pointsPair with an aggregate of its own for each side.
+func pointsPairBy(t []int64, v []float64, start, from, to time.Time, before, now func([]float64) float64) Pair {
 	var b, n []float64
 	s, f, e := start.UnixMilli(), from.UnixMilli(), to.UnixMilli()
 	for i, ts := range t {
@@ -687,7 +685,7 @@ func pointsPair(t []int64, v []float64, start, from, to time.Time, agg func([]fl
 			n = append(n, v[i])
 		}
 	}
-	return Pair{agg(b), agg(n)}
+	return Pair{before(b), now(n)}
 }
 
 func mean(v []float64) float64 {

@@ -582,20 +582,13 @@ func movedTraffic(rd *Readings, in *Instance) (bool, float64) {
 	if !finite(inc) {
 		return false, math.NaN()
 	}
-	others := map[string]Pair{}
-	switch {
-	case (rd.Instance != "" || rd.Node != "") && rd.ModelByInstance != nil:
-		others = rd.ModelByInstance
-	case rd.Instance != "" || rd.Node != "":
+	others := instanceTraffic(rd)
+	if others == nil {
 		if !finite(rd.ModelQPS.Before) || !finite(rd.ModelQPS.Now) {
 			return false, math.NaN()
 		}
 		lost := math.Min(0, (rd.ModelQPS.Now-rd.ModelQPS.Before)-inc)
 		return inc > 0 && lost <= -0.5*inc, lost
-	default:
-		for _, o := range rd.Instances {
-			others[o.Name] = Pair{o.QPS.Before, nanZero(o.QPS.Now)}
-		}
 	}
 	lost, n := 0.0, 0
 	for name, p := range others {
@@ -603,7 +596,7 @@ func movedTraffic(rd *Readings, in *Instance) (bool, float64) {
 			continue
 		}
 		n++
-		if p.Now <= lostLine*p.Before {
+		if lostTraffic(p) {
 			lost += p.Now - p.Before
 		}
 	}
@@ -612,6 +605,23 @@ func movedTraffic(rd *Readings, in *Instance) (bool, float64) {
 	}
 	return inc > 0 && lost <= -0.5*inc, lost
 }
+
+// instanceTraffic is the model's traffic per instance against the hour before (an instance that
+// stopped answering serves 0): from the instances read where the question reads the whole model,
+// else from the model's traffic per instance; nil where only the model's total was read.
+func instanceTraffic(rd *Readings) map[string]Pair {
+	if rd.Instance != "" || rd.Node != "" {
+		return rd.ModelByInstance
+	}
+	out := make(map[string]Pair, len(rd.Instances))
+	for _, o := range rd.Instances {
+		out[o.Name] = Pair{o.QPS.Before, nanZero(o.QPS.Now)}
+	}
+	return out
+}
+
+// lostTraffic says whether an instance serves at most lostLine of its traffic of the hour before.
+func lostTraffic(p Pair) bool { return p.Now <= lostLine*p.Before }
 
 // lostLine: an instance serving at most this share of its traffic of the hour before lost it
 // (stopped, or lost part of its capacity); above it, the hour's daily curve moves every

@@ -245,9 +245,10 @@ func (c *Collector) startWatch(lib gpu.Library, handles []gpu.Device) {
 }
 
 func (c *Collector) onEvent(ev gpu.Event) {
-	c.xidEvents.Add(1)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	// Counted once recorded: whoever sees the count sees the event, with its time.
+	defer c.xidEvents.Add(1)
 	if ev.Device < 0 || ev.Device >= len(c.devs) {
 		c.log.Warn("XID event on an unknown device", "xid", ev.XID)
 		return

@@ -586,7 +586,7 @@ func fillNaN(dst, src []float64) {
 
 // mergeGPU turns the raw series of one measurement into one value series per GPU. It scales
 // the raws' values in place and keeps them: the raws are not to be read after.
-func mergeGPU(m GPUMetric, raws []gpuRaw, n int) gpuValues {
+func mergeGPU(m GPUMetric, raws []gpuRaw) gpuValues {
 	var out gpuValues
 	if m != GPUMemory {
 		for _, r := range raws {
@@ -623,11 +623,12 @@ func mergeGPU(m GPUMetric, raws []gpuRaw, n int) gpuValues {
 		if !ok {
 			continue
 		}
-		ratio := make([]float64, n)
-		for i := range ratio {
-			ratio[i] = gpufields.MemoryRatio(used[i], valueAt(p[partTotal], i), valueAt(p[partFree], i), valueAt(p[partReserved], i))
+		// The ratio takes the used part's place: that slice is this GPU's alone (a raw's,
+		// given up to the merge), and each value is read before it is written.
+		for i := range used {
+			used[i] = gpufields.MemoryRatio(used[i], valueAt(p[partTotal], i), valueAt(p[partFree], i), valueAt(p[partReserved], i))
 		}
-		out.add(id.k, id.n, ratio)
+		out.addOwned(id.k, id.n, used, true)
 	}
 	return out
 }
@@ -703,7 +704,7 @@ func (gq gpuQuery) Run(ctx context.Context, x *Exec) error {
 		if err != nil {
 			return err
 		}
-		vals[i] = mergeGPU(gq.metrics[i], raws, len(g.t))
+		vals[i] = mergeGPU(gq.metrics[i], raws)
 		if gq.metrics[i] == GPUMemory && gq.kvCacheMemory {
 			return x.kvCacheMemory(ctx, g, &vals[i])
 		}

@@ -97,7 +97,7 @@ func (fq gpuMemForecastQuery) Run(ctx context.Context, x *Exec) error {
 	if err := all(ctx, fns...); err != nil {
 		return err
 	}
-	mem := mergeGPU(GPUMemory, raws, len(fit.t))
+	mem := mergeGPU(GPUMemory, raws)
 	if 3*len(mem.keys) > x.limits.MaxSeries {
 		return &LimitError{Msg: fmt.Sprintf("the query would return %d series, more than the limit of %d: select fewer nodes (instance) or GPUs (gpu)", 3*len(mem.keys), x.limits.MaxSeries)}
 	}

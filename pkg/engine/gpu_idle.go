@@ -106,7 +106,7 @@ func (iq gpuIdleQuery) Run(ctx context.Context, x *Exec) error {
 	); err != nil {
 		return err
 	}
-	util := busyOf(mergeGPU(GPUUtil, utilRaws, len(eval.t)), mergeGPU(GPUEngineActive, engineRaws, len(eval.t)))
+	util := busyOf(mergeGPU(GPUUtil, utilRaws), mergeGPU(GPUEngineActive, engineRaws))
 
 	nodeNames, baseline, noHistory, err := nodeBaselines(history, nodes, sig, hist, eval, bopt)
 	if err != nil {

@@ -177,7 +177,7 @@ func TestMergeGPUNamings(t *testing.T) {
 		{key: k, src: src("DCGM_FI_DEV_GPU_UTIL"), labels: "{pod=a}", v: []float64{90, 40, nan}},
 		{key: k, src: src("DCGM_FI_DEV_GPU_UTIL"), labels: "{pod=b}", v: []float64{nan, 10, 70}},
 	}
-	got := mergeGPU(GPUUtil, raws, 3)
+	got := mergeGPU(GPUUtil, raws)
 	if len(got.keys) != 1 || fmt.Sprint(got.values[k]) != "[0.5 0.4 0.7000000000000001]" || len(got.namings[k]) != 2 {
 		t.Errorf("merged %v %v %v", got.keys, got.values[k], got.namings[k])
 	}
@@ -185,7 +185,7 @@ func TestMergeGPUNamings(t *testing.T) {
 	mem := mergeGPU(GPUMemory, []gpuRaw{
 		{key: k, src: memSrc("DCGM_FI_DEV_FB_USED"), v: []float64{30 << 10, nan}},
 		{key: k, src: memSrc("DCGM_FI_DEV_FB_FREE"), v: []float64{10 << 10, 1}},
-	}, 2)
+	})
 	if v := mem.values[k]; v[0] != 0.75 || !math.IsNaN(v[1]) {
 		t.Errorf("dcgm memory ratio %v", v)
 	}

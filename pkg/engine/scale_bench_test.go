@@ -495,13 +495,13 @@ type scaleRow struct {
 	engineCPU, promCPU time.Duration
 	// readCPU is what reading the same answers alone costs a client (readAlone): part of the
 	// round trip, which the raw PromQL's reader pays too; the engine's derived work is the rest.
-	readCPU time.Duration
-	trips              int
-	bytes, rawB        int64
-	peak               uint64
-	err                string
-	notice             string
-	stats              promStats
+	readCPU     time.Duration
+	trips       int
+	bytes, rawB int64
+	peak        uint64
+	err         string
+	notice      string
+	stats       promStats
 }
 
 // BenchmarkScale measures, at each fleet scale (testbed.Scaled: 1× = 3 instances and 24 GPUs,

@@ -479,7 +479,7 @@ func alignPoints(points []prom.Point, t []int64) []float64 {
 type gpuRaw struct {
 	key    GPUKey
 	src    gpuSource
-	labels string // for a stable order among duplicates
+	series prom.Labels // for a stable order among duplicates
 	v      []float64
 }
 
@@ -509,7 +509,7 @@ func (x *Exec) fetchGPU(ctx context.Context, m GPUMetric, f GPUFilter, g gpuGrid
 		if !f.match(key) {
 			continue
 		}
-		raws = append(raws, gpuRaw{key: key, src: src, labels: s.Labels.String(), v: values[i]})
+		raws = append(raws, gpuRaw{key: key, src: src, series: s.Labels, v: values[i]})
 	}
 	if unlabelled > 0 {
 		x.Notice(Warning, fmt.Sprintf("%d GPU series without a gpu label were left out", unlabelled))
@@ -523,7 +523,12 @@ func (x *Exec) fetchGPU(ctx context.Context, m GPUMetric, f GPUFilter, g gpuGrid
 		if a.src.naming != b.src.naming {
 			return a.src.naming < b.src.naming
 		}
-		return a.labels < b.labels
+		// By name, then (a GPU's series of one name, its pod label changed) by all labels,
+		// written only for those: the order the label text would give, at a fraction of it.
+		if a.src.metric != b.src.metric {
+			return a.src.metric < b.src.metric
+		}
+		return a.series.String() < b.series.String()
 	})
 	return raws, nil
 }

@@ -119,18 +119,24 @@ func (fq gpuMemForecastQuery) Run(ctx context.Context, x *Exec) error {
 		if err != nil {
 			return err
 		}
-		state := make([]float64, len(fit.t))
-		for i, r := range fc.Reason {
+		// Only the output's points are judged (the fit's grid may be finer).
+		etaAt, stateAt := make([]float64, len(idx)), make([]float64, len(idx))
+		for j, i := range idx {
+			if i < 0 {
+				etaAt[j], stateAt[j] = math.NaN(), math.NaN()
+				continue
+			}
+			r := fc.Reason[i]
 			if r == derive.ForecastCrossing && fc.Slope[i]*fq.window.Seconds() < flatTrend {
 				fc.Reason[i], fc.ETA[i] = derive.ForecastNotRising, math.NaN()
 				r = derive.ForecastNotRising
 			}
-			state[i] = float64(forecastState(r))
+			etaAt[j], stateAt[j] = fc.ETA[i], float64(forecastState(r))
 		}
-		eta := newSeries("eta", fmt.Sprintf("%s time to %s", k, percentText(fq.threshold)), UnitSeconds, k.Labels(), out.t, sampleAt(fc.ETA, idx))
+		eta := newSeries("eta", fmt.Sprintf("%s time to %s", k, percentText(fq.threshold)), UnitSeconds, k.Labels(), out.t, etaAt)
 		eta.Min = ptr(0)
 		memory := gpuSeries(GPUMemory, k, out.t, sampleAt(ratio, idx))
-		st := newSeries("state", k.String()+" memory trend", UnitNone, k.Labels(), out.t, sampleAt(state, idx))
+		st := newSeries("state", k.String()+" memory trend", UnitNone, k.Labels(), out.t, stateAt)
 		st.Mappings = forecastMappings
 		x.Add(eta, memory, st)
 

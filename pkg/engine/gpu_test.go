@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/inferscope/inferscope/pkg/gpufields"
+	"github.com/inferscope/inferscope/pkg/prom"
 )
 
 func TestInstanceAndGPUNode(t *testing.T) {
@@ -174,8 +175,8 @@ func TestMergeGPUNamings(t *testing.T) {
 	src := func(name string) gpuSource { s, _ := sourceByMetric(gpuSources[GPUUtil], name); return s }
 	raws := []gpuRaw{
 		{key: k, src: src("inferscope_gpu_utilization_ratio"), v: []float64{0.5, nan, nan}},
-		{key: k, src: src("DCGM_FI_DEV_GPU_UTIL"), labels: "{pod=a}", v: []float64{90, 40, nan}},
-		{key: k, src: src("DCGM_FI_DEV_GPU_UTIL"), labels: "{pod=b}", v: []float64{nan, 10, 70}},
+		{key: k, src: src("DCGM_FI_DEV_GPU_UTIL"), series: prom.Labels{"pod": "a"}, v: []float64{90, 40, nan}},
+		{key: k, src: src("DCGM_FI_DEV_GPU_UTIL"), series: prom.Labels{"pod": "b"}, v: []float64{nan, 10, 70}},
 	}
 	got := mergeGPU(GPUUtil, raws)
 	if len(got.keys) != 1 || fmt.Sprint(got.values[k]) != "[0.5 0.4 0.7000000000000001]" || len(got.namings[k]) != 2 {

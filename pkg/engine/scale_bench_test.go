@@ -625,13 +625,13 @@ func benchScale(b *testing.B, factor int) {
 	fmt.Printf("\n%d× fleet: %d instances, %d GPUs, %d models; load average %s", factor, 3*factor, 24*factor, len(modelsOf(groups)), load)
 	fmt.Printf("| %-40s | %9s | %9s | %5s | %9s | %7s | %9s | %9s | %7s | %9s | %12s | %6s | %9s | %9s | %9s | %13s | %11s | %s\n", "what", "wall", "raw alone", "ratio", "derived", "der/raw",
 		"eng CPU", "prom CPU", "eng/prom", "read CPU", "derived/trip", "trips", "received", "raw recv", "peak heap", "samples read", "peak samples", "error / notice")
-	skip := os.Getenv("INFERSCOPE_BENCH_SKIP") // items whose name contains it are left out
+	skip := strings.Split(os.Getenv("INFERSCOPE_BENCH_SKIP"), ",") // items whose name contains one are left out
 	limit := 20 * time.Minute
 	if v, err := time.ParseDuration(os.Getenv("INFERSCOPE_BENCH_ITEM_TIMEOUT")); err == nil {
 		limit = v
 	}
 	for _, it := range items {
-		if skip != "" && strings.Contains(it.name, skip) || !strings.Contains(it.name, os.Getenv("INFERSCOPE_BENCH_ONLY")) {
+		if slices.ContainsFunc(skip, func(s string) bool { return s != "" && strings.Contains(it.name, s) }) || !strings.Contains(it.name, os.Getenv("INFERSCOPE_BENCH_ONLY")) {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), limit)
@@ -662,23 +662,27 @@ func benchScale(b *testing.B, factor int) {
 			ctx, cancel := context.WithTimeout(context.Background(), limit)
 			// The replay's garbage (its bodies, their stats decoded) is the benchmark's, not the
 			// engine's: collected before, so the engine's CPU holds only its own collections.
-			// Each pass is timed cannedRuns times and the median kept: one pass of a few tens
-			// of milliseconds moves by half with what the runtime does first (heap growth).
-			var walls, cpus, reads []time.Duration
-			for range cannedRuns() {
-				runtime.GC()
-				c0 := selfCPU()
-				wall, misses, served, _ := w.cannedRun(func() error { _, err := it.fn(ctx); return err })
-				cpus, walls, row.misses = append(cpus, selfCPU()-c0), append(walls, wall), max(row.misses, misses)
-				runtime.GC()
-				c0 = selfCPU()
+			// Each pass runs cannedRuns times back to back and its CPU is their mean, the
+			// collections it causes included: one pass alone moves by half from run to run (the
+			// first after a collection pays for the heap's spans again).
+			n := cannedRuns()
+			var served []string
+			runtime.GC()
+			c0 := selfCPU()
+			for range n {
+				wall, misses, keys, _ := w.cannedRun(func() error { _, err := it.fn(ctx); return err })
+				row.derived, row.misses, served = row.derived+wall/time.Duration(n), max(row.misses, misses), keys
+			}
+			row.engineCPU = (selfCPU() - c0) / time.Duration(n)
+			runtime.GC()
+			c0 = selfCPU()
+			for range n {
 				if rerr := w.readAlone(served); rerr != nil {
 					row.err = strings.TrimPrefix(row.err+"; read alone: "+rerr.Error(), "; ")
 					break
 				}
-				reads = append(reads, selfCPU()-c0)
 			}
-			row.derived, row.engineCPU, row.readCPU = medianDuration(walls), medianDuration(cpus), medianDuration(reads)
+			row.readCPU = (selfCPU() - c0) / time.Duration(n)
 			cancel()
 		}
 		w.drop()
@@ -688,23 +692,14 @@ func benchScale(b *testing.B, factor int) {
 }
 
 // CannedRunsEnv sets how many times the canned run and the answers' read alone are repeated
-// (default 3); each figure is the median of its runs.
+// (default 7); each figure is the mean of its runs.
 const CannedRunsEnv = "INFERSCOPE_BENCH_CANNED_RUNS"
 
 func cannedRuns() int {
 	if n, err := strconv.Atoi(os.Getenv(CannedRunsEnv)); err == nil && n > 0 {
 		return n
 	}
-	return 3
-}
-
-func medianDuration(d []time.Duration) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	d = slices.Clone(d)
-	slices.Sort(d)
-	return d[len(d)/2]
+	return 7
 }
 
 // RecordedRangeEnv sets the range of the fast-path comparison (benchRecorded): a duration

@@ -605,18 +605,18 @@ func mergeGPU(m GPUMetric, raws []gpuRaw) gpuValues {
 		k GPUKey
 		n gpuNaming
 	}
-	parts := map[gk]map[gpuPart][]float64{}
+	parts := map[gk]*[partReserved + 1][]float64{}
 	var order []gk
 	for _, r := range raws {
 		id := gk{r.key, r.src.naming}
 		p, ok := parts[id]
 		if !ok {
-			p = map[gpuPart][]float64{}
+			p = new([partReserved + 1][]float64)
 			parts[id] = p
 			order = append(order, id)
 		}
 		v := scaleInPlace(r.v, r.src.scale)
-		if cur, ok := p[r.src.part]; ok {
+		if cur := p[r.src.part]; cur != nil {
 			fillNaN(cur, v)
 		} else {
 			p[r.src.part] = v
@@ -624,8 +624,8 @@ func mergeGPU(m GPUMetric, raws []gpuRaw) gpuValues {
 	}
 	for _, id := range order {
 		p := parts[id]
-		used, ok := p[partUsed]
-		if !ok {
+		used := p[partUsed]
+		if used == nil {
 			continue
 		}
 		// The ratio takes the used part's place: that slice is this GPU's alone (a raw's,

@@ -119,20 +119,7 @@ func (fq gpuMemForecastQuery) Run(ctx context.Context, x *Exec) error {
 		if err != nil {
 			return err
 		}
-		// Only the output's points are judged (the fit's grid may be finer).
-		etaAt, stateAt := make([]float64, len(idx)), make([]float64, len(idx))
-		for j, i := range idx {
-			if i < 0 {
-				etaAt[j], stateAt[j] = math.NaN(), math.NaN()
-				continue
-			}
-			r := fc.Reason[i]
-			if r == derive.ForecastCrossing && fc.Slope[i]*fq.window.Seconds() < flatTrend {
-				fc.Reason[i], fc.ETA[i] = derive.ForecastNotRising, math.NaN()
-				r = derive.ForecastNotRising
-			}
-			etaAt[j], stateAt[j] = fc.ETA[i], float64(forecastState(r))
-		}
+		etaAt, stateAt := fq.judgeAt(fc, idx)
 		eta := newSeries("eta", fmt.Sprintf("%s time to %s", k, percentText(fq.threshold)), UnitSeconds, k.Labels(), out.t, etaAt)
 		eta.Min = ptr(0)
 		memory := gpuSeries(GPUMemory, k, out.t, sampleAt(ratio, idx))
@@ -156,6 +143,27 @@ func (fq gpuMemForecastQuery) Run(ctx context.Context, x *Exec) error {
 		x.Notice(Info, fmt.Sprintf("too few memory samples in the last %s to fit a trend: %s", formatDuration(fq.window), listKeys(noData)))
 	}
 	return nil
+}
+
+// judgeAt reads the forecast at the output's points (idx: the fit's point at or before each,
+// −1 for none; the fit's grid may be finer): the time to the threshold and the trend's state,
+// a crossing too slow to matter (under flatTrend a window) read as not rising. It marks that
+// reading in fc too, where the caller looks at the last point.
+func (fq gpuMemForecastQuery) judgeAt(fc derive.Forecast, idx []int) (eta, state []float64) {
+	eta, state = make([]float64, len(idx)), make([]float64, len(idx))
+	for j, i := range idx {
+		if i < 0 {
+			eta[j], state[j] = math.NaN(), math.NaN()
+			continue
+		}
+		r := fc.Reason[i]
+		if r == derive.ForecastCrossing && fc.Slope[i]*fq.window.Seconds() < flatTrend {
+			fc.Reason[i], fc.ETA[i] = derive.ForecastNotRising, math.NaN()
+			r = derive.ForecastNotRising
+		}
+		eta[j], state[j] = fc.ETA[i], float64(forecastState(r))
+	}
+	return eta, state
 }
 
 func forecastState(r derive.ForecastReason) int {

@@ -73,7 +73,7 @@ type wire struct {
 	// counts those it did not hold (sent on to Prometheus).
 	canned map[string]cannedAnswer
 	misses int
-	served []string // the keys the canned run was served, in order
+	served []recorded // the requests the canned run was served, in order
 }
 
 type recorded struct {
@@ -88,19 +88,28 @@ type cannedAnswer struct {
 	body   []byte // or the bytes themselves, held in memory (hold)
 }
 
-func wireKey(r *http.Request, body []byte) string {
-	return recorded{method: r.Method, url: r.URL.String(), body: body}.key()
-}
-
 func (r recorded) key() string { return r.method + " " + r.url + "\n" + string(r.body) }
 
-// readAlone reads the answers with the keys given (those a canned run was served) again with
+// params are the request's path and its parameters, from its URL and its form body.
+func (r recorded) params() (string, url.Values) {
+	v, _ := url.ParseQuery(string(r.body))
+	u, err := url.Parse(r.url)
+	if err != nil {
+		return "", v
+	}
+	for k, vs := range u.Query() {
+		v[k] = vs
+	}
+	return u.Path, v
+}
+
+// readAlone reads the answers to the requests given (those a canned run was served) again with
 // pkg/prom's client, as a client of the raw PromQL would, placed on their grid (the cheapest
 // read the client has: one float a point, no timestamps): the part of the engine's CPU that
 // belongs to the round trip, which the raw PromQL's reader pays as well. Answers to other calls
 // (series, label values: small) are left on the engine's side. It reads the answers' copies,
 // as the canned run does.
-func (w *wire) readAlone(keys []string) error {
+func (w *wire) readAlone(reqs []recorded) error {
 	w.mu.Lock()
 	answers := w.answers
 	w.mu.Unlock()
@@ -110,29 +119,19 @@ func (w *wire) readAlone(keys []string) error {
 		return err
 	}
 	ctx := context.Background()
-	for _, k := range keys {
-		a, ok := answers[k]
+	for _, r := range reqs {
+		a, ok := answers[r.key()]
 		if !ok || a.status != http.StatusOK {
 			continue
 		}
-		head, body, _ := strings.Cut(k, "\n")
-		_, raw, _ := strings.Cut(head, " ")
-		u, err := url.Parse(raw)
-		if err != nil {
-			return err
-		}
-		v := u.Query()
-		if form, err := url.ParseQuery(body); err == nil {
-			for name, vs := range form {
-				v[name] = append(v[name], vs...)
-			}
-		}
+		path, v := r.params()
 		t.path = a.path
+		var err error
 		switch {
-		case strings.HasSuffix(u.Path, "/api/v1/query_range"):
+		case strings.HasSuffix(path, "/api/v1/query_range"):
 			step := unixSeconds(v.Get("step")).Sub(time.Unix(0, 0))
 			_, err = c.QueryRange(ctx, prom.RangeQuery{Expr: v.Get("query"), Start: unixSeconds(v.Get("start")), End: unixSeconds(v.Get("end")), Step: step, OnGrid: true})
-		case strings.HasSuffix(u.Path, "/api/v1/query"):
+		case strings.HasSuffix(path, "/api/v1/query"):
 			_, err = c.Query(ctx, v.Get("query"), unixSeconds(v.Get("time")), 0)
 		}
 		if err != nil {
@@ -171,10 +170,11 @@ func (w *wire) RoundTrip(r *http.Request) (*http.Response, error) {
 		body, _ = io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
-	key := wireKey(r, body)
+	req := recorded{r.Method, r.URL.String(), r.Header.Get("Content-Type"), body}
+	key := req.key()
 	w.mu.Lock()
 	if a, ok := w.canned[key]; ok {
-		w.served = append(w.served, key)
+		w.served = append(w.served, req)
 		w.mu.Unlock()
 		b := a.body
 		if b == nil {
@@ -194,7 +194,7 @@ func (w *wire) RoundTrip(r *http.Request) (*http.Response, error) {
 		w.trips++
 		w.inFlight++
 		w.maxIn = max(w.maxIn, w.inFlight)
-		w.reqs = append(w.reqs, recorded{r.Method, r.URL.String(), r.Header.Get("Content-Type"), body})
+		w.reqs = append(w.reqs, req)
 	}
 	w.mu.Unlock()
 	resp, err := http.DefaultTransport.RoundTrip(r)
@@ -271,8 +271,8 @@ func (w *wire) stop() (trips int, bytes int64, maxIn int, reqs []recorded) {
 // cannedRun runs fn with every answer recorded by the last start/stop served at once (read
 // from its copy, no store): the engine's own work (decoding, aligning, deriving) without the
 // store's. It returns the wall time, how many requests were not among the recorded ones, and the
-// keys of the answers it was served; the copies stay until drop.
-func (w *wire) cannedRun(fn func() error) (time.Duration, int, []string, error) {
+// requests it was served; the answers' copies stay until drop.
+func (w *wire) cannedRun(fn func() error) (time.Duration, int, []recorded, error) {
 	w.mu.Lock()
 	w.canned, w.misses, w.served = w.answers, 0, nil
 	if w.canned == nil {
@@ -419,12 +419,7 @@ type promStats struct{ samples, peak int64 }
 const RequestsEnv = "INFERSCOPE_BENCH_REQUESTS"
 
 func printRequest(r recorded, took time.Duration, n, samples, peak int64) {
-	v, _ := url.ParseQuery(string(r.body))
-	if u, err := url.Parse(r.url); err == nil {
-		for k, vs := range u.Query() {
-			v[k] = vs
-		}
-	}
+	_, v := r.params()
 	span := ""
 	if a, err1 := strconv.ParseFloat(v.Get("start"), 64); err1 == nil {
 		if z, err2 := strconv.ParseFloat(v.Get("end"), 64); err2 == nil {
@@ -666,12 +661,12 @@ func benchScale(b *testing.B, factor int) {
 			// collections it causes included: one pass alone moves by half from run to run (the
 			// first after a collection pays for the heap's spans again).
 			n := cannedRuns()
-			var served []string
+			var served []recorded
 			runtime.GC()
 			c0 := selfCPU()
 			for range n {
-				wall, misses, keys, _ := w.cannedRun(func() error { _, err := it.fn(ctx); return err })
-				row.derived, row.misses, served = row.derived+wall/time.Duration(n), max(row.misses, misses), keys
+				wall, misses, reqs, _ := w.cannedRun(func() error { _, err := it.fn(ctx); return err })
+				row.derived, row.misses, served = row.derived+wall/time.Duration(n), max(row.misses, misses), reqs
 			}
 			row.engineCPU = (selfCPU() - c0) / time.Duration(n)
 			runtime.GC()

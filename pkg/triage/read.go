@@ -636,7 +636,7 @@ func (r *reader) gpuSel(s engine.Select) engine.Select {
 // A point at t stands for the rate window ending at t: points in (before.start, from] are the
 // reference, points in (from, to] the window.
 func (r *reader) pair(s engine.Series, agg func([]float64) float64) Pair {
-	return pointsPairBy(s.T, s.V, r.rd.Before.Start, r.rd.Window.Start, r.rd.Window.End, agg, agg)
+	return pointsPair(s.T, s.V, r.rd.Before.Start, r.rd.Window.Start, r.rd.Window.End, agg)
 }
 
 // level is a service reading's pair: the window's mean against the level the hour before held

@@ -2,8 +2,10 @@ package corpus
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,7 +21,9 @@ import (
 // 1), INFERSCOPE_CORPUS_SERVERS a comma-separated subset of servers, INFERSCOPE_CORPUS_STEP the
 // spacing of the history's samples (default 1m; 15s is the brief's scrape interval, and the
 // fleets' histories are then about four times as long to build), INFERSCOPE_CORPUS_RATE_WINDOW
-// the rules' rate window (the rendering's --rate-window; default the catalog's). Run it once:
+// the rules' rate window (the rendering's --rate-window; default the catalog's),
+// INFERSCOPE_CORPUS_CASES a comma-separated list of case ids to replay alone, each triage's whole
+// report printed as JSON after its line. Run it once:
 //
 //	go test -run '^$' -bench Corpus -benchtime 1x -timeout 3h ./pkg/corpus/
 func BenchmarkCorpus(b *testing.B) {
@@ -40,6 +44,12 @@ func BenchmarkCorpus(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	only := caseFilter(os.Getenv("INFERSCOPE_CORPUS_CASES"))
+	if only != nil {
+		servers = slices.DeleteFunc(slices.Clone(servers), func(server string) bool {
+			return !slices.ContainsFunc(casesOf(cases, server), only)
+		})
+	}
 	for i := 0; i < b.N; i++ {
 		began := time.Now()
 		// Fleets replay concurrently (corpusParallel at a time), each printing its cases when done.
@@ -53,7 +63,7 @@ func BenchmarkCorpus(b *testing.B) {
 				defer wg.Done()
 				sem <- struct{}{}
 				defer func() { <-sem }()
-				o, err := replayFleet(b, server, casesOf(cases, server), step, rateWindow, began)
+				o, err := replayFleet(b, server, casesOf(cases, server), only, step, rateWindow, began)
 				mu.Lock()
 				defer mu.Unlock()
 				if err != nil {
@@ -62,6 +72,9 @@ func BenchmarkCorpus(b *testing.B) {
 				}
 				outs[server] = o
 				WriteCases(os.Stdout, o)
+				if only != nil {
+					writeReports(b, o)
+				}
 				WriteTable(os.Stdout, Summarize(o))
 				fmt.Println()
 			}()
@@ -96,12 +109,34 @@ func envDuration(b *testing.B, name string) time.Duration {
 // corpusParallel is how many fleets the benchmark replays at once.
 const corpusParallel = 3
 
-func replayFleet(b *testing.B, server string, cases []testbed.Case, step, rateWindow time.Duration, began time.Time) ([]Outcome, error) {
+// caseFilter keeps the listed case ids (nil: every case).
+func caseFilter(list string) func(testbed.Case) bool {
+	if list == "" {
+		return nil
+	}
+	ids := strings.Split(list, ",")
+	return func(c testbed.Case) bool { return slices.Contains(ids, c.ID) }
+}
+
+// writeReports prints each case's triage report, indented JSON.
+func writeReports(b *testing.B, outs []Outcome) {
+	for _, o := range outs {
+		js, err := json.MarshalIndent(o.Report, "", "  ")
+		if err != nil {
+			b.Fatal(err)
+		}
+		fmt.Printf("%s report:\n%s\n", o.Case.ID, js)
+	}
+}
+
+// replayFleet serves a server's fleet (the history holds all its cases) and replays the cases
+// only keeps (nil: all).
+func replayFleet(b *testing.B, server string, cases []testbed.Case, only func(testbed.Case) bool, step, rateWindow time.Duration, began time.Time) ([]Outcome, error) {
 	start := time.Now()
 	e, s, build := startFleet(b, server, cases, step)
 	fmt.Fprintf(os.Stderr, "corpus: %s fleet ready in %s (history built: %v, %.0f s)\n", server, time.Since(start).Round(time.Second), !build.Cached, build.Seconds)
 	last := time.Time{}
-	o, bt, err := Replay(b.Context(), e, s, ReplayOptions{RateWindow: rateWindow, Progress: func(done, total int, what string) {
+	o, bt, err := Replay(b.Context(), e, s, ReplayOptions{Only: only, RateWindow: rateWindow, Progress: func(done, total int, what string) {
 		if time.Since(last) > 20*time.Second || done == total {
 			last = time.Now()
 			fmt.Fprintf(os.Stderr, "corpus: %s %d/%d %s (%s)\n", server, done, total, what, time.Since(began).Round(time.Second))

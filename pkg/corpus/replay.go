@@ -61,6 +61,8 @@ type Outcome struct {
 	// hardware); a node question's causes can name any model served there.
 	CauseModel string
 	Err        string
+	// Report is the triage's whole answer (nil on an error), for a reader who asks why.
+	Report *triage.Report
 	// Judgement: exactly one of Top1, Wrong, NoDirection, Missed is true for a harmful case
 	// (Missed: verdict healthy); a control is Top1 when it reads healthy (a warm-up: healthy or
 	// warmup first) and Wrong otherwise.
@@ -161,7 +163,7 @@ func Replay(ctx context.Context, e *engine.Engine, s *testbed.Scenario, ro Repla
 			}
 			o.Err = err.Error()
 		} else {
-			o.Verdict = rep.Verdict
+			o.Verdict, o.Report = rep.Verdict, rep
 			for _, cz := range rep.Causes {
 				o.Causes = append(o.Causes, cz.ID)
 			}

@@ -181,3 +181,16 @@ func clip(s string) string {
 	}
 	return s
 }
+
+// INFERSCOPE_CORPUS_CASES keeps exactly the listed ids; unset, every case.
+func TestCaseFilter(t *testing.T) {
+	if caseFilter("") != nil {
+		t.Error("an empty list filters")
+	}
+	keep := caseFilter("triton-39,vllm-12")
+	for id, want := range map[string]bool{"triton-39": true, "vllm-12": true, "triton-3": false, "vllm-120": false, "": false} {
+		if got := keep(testbed.Case{ID: id}); got != want {
+			t.Errorf("%q: kept %v, want %v", id, got, want)
+		}
+	}
+}

@@ -285,8 +285,8 @@ func validTSDB(dir string) bool {
 
 // BuildHistoryTSDB writes the targets' history (opt.From..opt.To, see expo.HistoryOptions) and
 // imports it with promtool into dir, which is created and must not exist. The span is cut into
-// parts written and imported concurrently, which is what makes 8 days fast on 2 cores; the
-// OpenMetrics files are removed afterwards.
+// parts written and imported concurrently, which is what makes 8 days fast on 2 cores; each
+// part's OpenMetrics file is removed once imported (historyParts, maxPartSamples).
 func BuildHistoryTSDB(ctx context.Context, targets []expo.Target, promtool, dir string, opt expo.HistoryOptions) error {
 	if _, err := os.Stat(dir); err == nil {
 		return fmt.Errorf("%s already exists", dir)
@@ -308,30 +308,41 @@ func BuildHistoryTSDB(ctx context.Context, targets []expo.Target, promtool, dir 
 		return err
 	}
 
-	parts := max(2, min(runtime.NumCPU(), 4))
 	first := opt.From.Truncate(opt.Step)
 	if first.Before(opt.From) {
 		first = first.Add(opt.Step)
 	}
 	n := int(opt.To.Sub(first)/opt.Step) + 1 // samples per series
-	parts = min(parts, n)
+	workers := max(2, min(runtime.NumCPU(), 4))
+	parts := historyParts(n, workers, maxPartSamples)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errs := make([]error, parts)
+	errs := make([]error, len(parts))
+	next := make(chan int, len(parts))
+	for i := range parts {
+		next <- i
+	}
+	close(next)
 	var wg sync.WaitGroup
-	for i := 0; i < parts; i++ {
-		part := opt
-		part.Progress = nil
-		part.From = first.Add(time.Duration(i*n/parts) * opt.Step)
-		part.To = first.Add(time.Duration((i+1)*n/parts-1) * opt.Step)
+	for range min(workers, len(parts)) {
 		wg.Add(1)
-		go func(i int) {
+		go func() {
 			defer wg.Done()
-			if err := importPart(ctx, targets, promtool, filepath.Join(work, fmt.Sprintf("part%d.om", i)), blocks, part); err != nil {
-				errs[i] = err
-				cancel()
+			for i := range next {
+				if ctx.Err() != nil {
+					errs[i] = ctx.Err()
+					continue
+				}
+				part := opt
+				part.Progress = nil
+				part.From = first.Add(time.Duration(parts[i][0]) * opt.Step)
+				part.To = first.Add(time.Duration(parts[i][1]) * opt.Step)
+				if err := importPart(ctx, targets, promtool, filepath.Join(work, fmt.Sprintf("part%d.om", i)), blocks, part); err != nil {
+					errs[i] = err
+					cancel()
+				}
 			}
-		}(i)
+		}()
 	}
 	wg.Wait()
 	// Report the part that failed, not the parts cancelled because of it.
@@ -346,6 +357,26 @@ func BuildHistoryTSDB(ctx context.Context, targets []expo.Target, promtool, dir 
 		}
 	}
 	return os.Rename(blocks, dir)
+}
+
+// maxPartSamples bounds a part's samples per series. A part's OpenMetrics text is written whole
+// before promtool reads it, tens of bytes a sample: a fleet's nine days at 15 s in two parts
+// were tens of GB each. Parts of at most a day at 15 s (four at 1 m), at most one per worker on
+// disk at once, keep the disk a build needs to a few parts' text, whatever the span.
+var maxPartSamples = 5760
+
+// historyParts cuts n samples per series into [first, last] index ranges: at least workers
+// parts (each writes while promtool reads another), none over maxPart samples, sizes within one.
+func historyParts(n, workers, maxPart int) [][2]int {
+	if n <= 0 {
+		return nil
+	}
+	parts := min(n, max(workers, (n+maxPart-1)/maxPart))
+	out := make([][2]int, parts)
+	for i := range out {
+		out[i] = [2]int{i * n / parts, (i+1)*n/parts - 1}
+	}
+	return out
 }
 
 func importPart(ctx context.Context, targets []expo.Target, promtool, file, blocks string, opt expo.HistoryOptions) error {

@@ -1,19 +1,8 @@
 package testbed
 
 import (
-	"encoding/json"
-	"fmt"
-	"math"
-	"net/http"
-	"net/url"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"testing"
-	"time"
-
-	"github.com/inferscope/inferscope/pkg/testbed/expo"
-	"github.com/inferscope/inferscope/pkg/testbed/promtest"
 )
 
 // The history's parts cover every sample once, in order; there are at least as many as the
@@ -56,75 +45,4 @@ func TestHistoryParts(t *testing.T) {
 	if got := len(historyParts(9*5760, 2, 5760)); got != 9 {
 		t.Errorf("9 days at 15 s: %d parts, want 9", got)
 	}
-}
-
-// A history cut in more parts than workers (each worker imports several, one after another)
-// reads in Prometheus as the truth does, across the parts' seams: a counter's rate over a
-// window that spans three parts, and one inside a part.
-func TestHistoryInManyParts(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes three hours of the test bed and serves them from Prometheus")
-	}
-	defer func(n int) { maxPartSamples = n }(maxPartSamples)
-	maxPartSamples = 20 // 181 samples a series: ten parts of 18-19
-	s := Default(DefaultEnd)
-	opt := expo.HistoryOptions{From: s.End().Add(-3 * time.Hour), To: s.End(), Step: time.Minute, Job: "inference"}
-	if got := len(historyParts(181, 4, maxPartSamples)); got != 10 {
-		t.Fatalf("%d parts, want 10", got)
-	}
-	targets, err := s.HistoryTargets("custom", GPUNamingInferscope, opt.From, opt.To, opt.To)
-	if err != nil {
-		t.Fatal(err)
-	}
-	parent := t.TempDir()
-	dir := filepath.Join(parent, "tsdb")
-	if err := BuildHistoryTSDB(t.Context(), targets, promtest.RequireBinary(t, "promtool"), dir, opt); err != nil {
-		t.Fatal(err)
-	}
-	if left, _ := filepath.Glob(filepath.Join(parent, "*")); len(left) != 1 {
-		t.Errorf("beside the TSDB, the build left %v", left)
-	}
-	base := promtest.Start(t, promtest.Options{DataDir: dir}).URL
-	for _, w := range []struct {
-		name     string
-		from, to time.Time
-	}{
-		{"across three parts", opt.From.Add(50 * time.Minute), opt.From.Add(110 * time.Minute)},
-		{"inside a part", opt.From.Add(62 * time.Minute), opt.From.Add(70 * time.Minute)},
-	} {
-		expr := fmt.Sprintf("sum(rate(inference_requests_total[%dm]))", int(w.to.Sub(w.from).Minutes()))
-		got := promScalar(t, base, expr, w.to)
-		want := s.MeanQPS("", "", "", w.from, w.to)
-		if math.Abs(got-want) > 1e-9*want {
-			t.Errorf("%s: %s = %.9g, truth %.9g", w.name, expr, got, want)
-		}
-	}
-}
-
-// promScalar runs an instant query that must answer one series.
-func promScalar(t *testing.T, base, expr string, at time.Time) float64 {
-	t.Helper()
-	resp, err := http.Get(base + "/api/v1/query?" + url.Values{"query": {expr}, "time": {strconv.FormatInt(at.Unix(), 10)}}.Encode())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var body struct {
-		Data struct {
-			Result []struct {
-				Value [2]any
-			}
-		}
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		t.Fatal(err)
-	}
-	if len(body.Data.Result) != 1 {
-		t.Fatalf("%s: %d series", expr, len(body.Data.Result))
-	}
-	v, err := strconv.ParseFloat(fmt.Sprint(body.Data.Result[0].Value[1]), 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
 }

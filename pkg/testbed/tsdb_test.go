@@ -6,11 +6,13 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/inferscope/inferscope/pkg/testbed"
+	"github.com/inferscope/inferscope/pkg/testbed/expo"
 	"github.com/inferscope/inferscope/pkg/testbed/promtest"
 	"github.com/inferscope/inferscope/pkg/testbed/tbtest"
 )
@@ -165,5 +167,44 @@ func TestHistoryInPrometheusMatchesTruth(t *testing.T) {
 	util := scalar(t, srv.URL, fmt.Sprintf(`inference_gpu_util_percent{instance=%q,gpu_id="%d"}`, idle.Instance, idle.GPUs[0]), mid)
 	if util != 0 {
 		t.Errorf("GPU idle: utilisation %v%%, want 0", util)
+	}
+}
+
+// A history cut in more parts than workers (each worker imports several, one after another)
+// reads in Prometheus as the truth does, across the parts' seams: a counter's rate over a
+// window that spans three parts, and one inside a part.
+func TestHistoryInManyParts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes three hours of the test bed and serves them from Prometheus")
+	}
+	defer func(n int) { *testbed.MaxPartSamples = n }(*testbed.MaxPartSamples)
+	*testbed.MaxPartSamples = 20 // 181 samples a series: ten parts of 18-19
+	s := testbed.Default(testbed.DefaultEnd)
+	opt := expo.HistoryOptions{From: s.End().Add(-3 * time.Hour), To: s.End(), Step: time.Minute, Job: "inference"}
+	if got := len(testbed.HistoryParts(181, 4, *testbed.MaxPartSamples)); got != 10 {
+		t.Fatalf("%d parts, want 10", got)
+	}
+	targets, err := s.HistoryTargets("custom", testbed.GPUNamingInferscope, opt.From, opt.To, opt.To)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "tsdb")
+	if err := testbed.BuildHistoryTSDB(t.Context(), targets, promtest.RequireBinary(t, "promtool"), dir, opt); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(parent, "*")); len(left) != 1 {
+		t.Errorf("beside the TSDB, the build left %v", left)
+	}
+	base := promtest.Start(t, promtest.Options{DataDir: dir}).URL
+	for _, w := range []struct {
+		name     string
+		from, to time.Time
+	}{
+		{"across three parts", opt.From.Add(50 * time.Minute), opt.From.Add(110 * time.Minute)},
+		{"inside a part", opt.From.Add(62 * time.Minute), opt.From.Add(70 * time.Minute)},
+	} {
+		expr := fmt.Sprintf("sum(rate(inference_requests_total[%dm]))", int(w.to.Sub(w.from).Minutes()))
+		within(t, w.name+": "+expr, scalar(t, base, expr, w.to), s.MeanQPS("", "", "", w.from, w.to), 1e-9)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -20,6 +19,7 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/pkg/testbed/expo"
+	"golang.org/x/sync/errgroup"
 )
 
 // generatorVersion changes whenever the history's content changes in a way the scenario's own
@@ -315,46 +315,23 @@ func BuildHistoryTSDB(ctx context.Context, targets []expo.Target, promtool, dir 
 	n := int(opt.To.Sub(first)/opt.Step) + 1 // samples per series
 	workers := max(2, min(runtime.NumCPU(), 4))
 	parts := historyParts(n, workers, maxPartSamples)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	errs := make([]error, len(parts))
-	next := make(chan int, len(parts))
-	for i := range parts {
-		next <- i
-	}
-	close(next)
-	var wg sync.WaitGroup
-	for range min(workers, len(parts)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				if ctx.Err() != nil {
-					errs[i] = ctx.Err()
-					continue
-				}
-				part := opt
-				part.Progress = nil
-				part.From = first.Add(time.Duration(parts[i][0]) * opt.Step)
-				part.To = first.Add(time.Duration(parts[i][1]) * opt.Step)
-				if err := importPart(ctx, targets, promtool, filepath.Join(work, fmt.Sprintf("part%d.om", i)), blocks, part); err != nil {
-					errs[i] = err
-					cancel()
-				}
+	// The first error is the part that failed; the parts cancelled because of it come after.
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(workers)
+	for i, p := range parts {
+		g.Go(func() error {
+			if err := ctx.Err(); err != nil {
+				return err
 			}
-		}()
+			part := opt
+			part.Progress = nil
+			part.From = first.Add(time.Duration(p[0]) * opt.Step)
+			part.To = first.Add(time.Duration(p[1]) * opt.Step)
+			return importPart(ctx, targets, promtool, filepath.Join(work, fmt.Sprintf("part%d.om", i)), blocks, part)
+		})
 	}
-	wg.Wait()
-	// Report the part that failed, not the parts cancelled because of it.
-	for _, err := range errs {
-		if err != nil && !errors.Is(err, context.Canceled) {
-			return err
-		}
-	}
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	return os.Rename(blocks, dir)
 }

@@ -1,13 +1,17 @@
 package testbed_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
 	"net/url"
+	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -206,5 +210,30 @@ func TestHistoryInManyParts(t *testing.T) {
 	} {
 		expr := fmt.Sprintf("sum(rate(inference_requests_total[%dm]))", int(w.to.Sub(w.from).Minutes()))
 		within(t, w.name+": "+expr, scalar(t, base, expr, w.to), s.MeanQPS("", "", "", w.from, w.to), 1e-9)
+	}
+}
+
+// A part that fails stops the build with its own error, not the cancellation of the others, and
+// leaves nothing beside where the TSDB would have been.
+func TestHistoryBuildReportsTheFailingPart(t *testing.T) {
+	failing, err := exec.LookPath("false")
+	if err != nil {
+		t.Skip("no false(1) to stand for a promtool that fails")
+	}
+	defer func(n int) { *testbed.MaxPartSamples = n }(*testbed.MaxPartSamples)
+	*testbed.MaxPartSamples = 10
+	s := testbed.Default(testbed.DefaultEnd)
+	opt := expo.HistoryOptions{From: s.End().Add(-time.Hour), To: s.End(), Step: time.Minute, Job: "inference"}
+	targets, err := s.HistoryTargets("custom", testbed.GPUNamingInferscope, opt.From, opt.To, opt.To)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent := t.TempDir()
+	err = testbed.BuildHistoryTSDB(t.Context(), targets, failing, filepath.Join(parent, "tsdb"), opt)
+	if err == nil || errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "promtool tsdb create-blocks-from openmetrics") {
+		t.Errorf("error %v, want the failing part's", err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(parent, "*")); len(left) != 0 {
+		t.Errorf("the failed build left %v", left)
 	}
 }
